@@ -32,10 +32,10 @@ export type DnsFailureKind = 'nxdomain' | 'nodata' | 'temporary';
 export class DnsError extends Error {
   constructor(
     readonly kind: DnsFailureKind,
-    readonly name: string,
+    readonly query: string,
     readonly code: string,
   ) {
-    super(`DNS lookup of ${name} failed: ${code}`);
+    super(`DNS lookup of ${query} failed: ${code}`);
     this.name = 'DnsError';
   }
 }
