@@ -1,0 +1,67 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Services } from '../services.ts';
+import { installAuth } from './auth.ts';
+import { installErrorHandling } from './errors.ts';
+import { installValidators } from './validation.ts';
+import { ErrorBody } from './schemas/common.ts';
+import { domainRoutes } from './routes/v1/domains.ts';
+import { apiKeyRoutes } from './routes/v1/apiKeys.ts';
+import { operationalRoutes } from './routes/operational.ts';
+
+export interface AppOptions {
+  /** A pino instance or options; tests pass false. */
+  logger?: boolean | object;
+}
+
+/** The Fastify app: the only place that knows about HTTP. */
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
+  const { config, metrics } = services;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: config.http.bodyLimit,
+    trustProxy: true,
+    return503OnClosing: true,
+    ajv: { customOptions: { coerceTypes: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installValidators(app);
+  installErrorHandling(app, config.http.bodyLimit);
+  app.addSchema(ErrorBody);
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'mailsvc API', version: '1.0.0', description: 'Send email, manage domains, keys, suppressions and webhooks.' },
+      servers: [{ url: '/' }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'an API key, mk_...' } } },
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+
+  await app.register(operationalRoutes(services));
+
+  await app.register(
+    async (v1) => {
+      v1.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+      await v1.register(async (authed) => {
+        installAuth(authed, {
+          authenticate: (token) => services.tenancy.authenticate(token),
+          rateLimit: (principal) => services.rateLimit(principal),
+        });
+        await authed.register(domainRoutes(services.domains));
+        await authed.register(apiKeyRoutes(services.tenancy));
+      });
+    },
+    { prefix: '/api/v1' },
+  );
+
+  return app;
+}

@@ -1,0 +1,36 @@
+import { Type } from '@sinclair/typebox';
+
+export const DnsRecord = Type.Object({
+  type: Type.Union([Type.Literal('TXT'), Type.Literal('MX')]),
+  name: Type.String(),
+  value: Type.String(),
+  priority: Type.Optional(Type.Integer()),
+  purpose: Type.Union([Type.Literal('dkim'), Type.Literal('return_path'), Type.Literal('spf'), Type.Literal('dmarc')]),
+  required: Type.Boolean(),
+  verified: Type.Boolean(),
+});
+
+export const Domain = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('verified')]),
+    verified_by: Type.Union([Type.Literal('dns'), Type.Literal('override'), Type.Null()]),
+    selector: Type.String(),
+    records: Type.Array(DnsRecord),
+    problems: Type.Array(Type.String(), { description: 'why records did not match at the last verification' }),
+    open_tracking: Type.Boolean(),
+    click_tracking: Type.Boolean(),
+    return_path_domain: Type.Union([Type.String(), Type.Null()]),
+    created_at: Type.String(),
+    verified_at: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'Domain' },
+);
+
+export const CreateDomainBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 253 }) }, { additionalProperties: false });
+
+export const PatchDomainBody = Type.Object(
+  { open_tracking: Type.Optional(Type.Boolean()), click_tracking: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);

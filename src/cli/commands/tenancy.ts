@@ -1,0 +1,84 @@
+import type { Command } from 'commander';
+import { scopeOf } from '../../tenancy/principal.ts';
+import { keyView, workspaceView } from '../../tenancy/service.ts';
+import type { CliContext } from '../context.ts';
+import { positiveInt } from '../context.ts';
+import { emit, printLines, printTable } from '../output.ts';
+
+export function registerTenancyCommands(program: Command, ctx: CliContext): void {
+  const workspace = program.command('workspace').description('workspaces and their plan limits');
+
+  workspace
+    .command('create <name>')
+    .description('create a workspace and print its first API key (shown once)')
+    .option('--json', 'print JSON')
+    .action(async (name: string, opts: { json?: boolean }) => {
+      const { tenancy } = await ctx.open();
+      const { workspace: row, apiKey } = await tenancy.createWorkspace(name);
+      emit(opts.json, { id: row.id, name: row.name, api_key: apiKey }, () =>
+        printLines([
+          `Workspace ${row.name} created (id ${row.id}).`,
+          `API key (shown once, store it now): ${apiKey}`,
+          `Next: mailsvc domain add example.com --workspace ${row.name}`,
+        ]),
+      );
+    });
+
+  workspace
+    .command('list')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const rows = (await (await ctx.open()).tenancy.listWorkspaces()).map(workspaceView);
+      emit(opts.json, rows, () => printTable(rows, ['id', 'name', 'plan', 'rate_per_minute', 'rate_per_hour', 'created_at']));
+    });
+
+  workspace
+    .command('limits <name>')
+    .description('set the rate limits (requests per API key); plans: free, scale, dedicated')
+    .option('--per-minute <n>', 'requests per minute per key', positiveInt)
+    .option('--per-hour <n>', 'requests per hour per key', positiveInt)
+    .option('--plan <plan>', 'start from a plan’s limits')
+    .option('--json', 'print JSON')
+    .action(async (name: string, opts: { perMinute?: number; perHour?: number; plan?: string; json?: boolean }) => {
+      const row = workspaceView(await (await ctx.open()).tenancy.setLimits(name, opts));
+      emit(opts.json, row, () => printLines([`${row.name}: ${row.rate_per_minute}/minute, ${row.rate_per_hour}/hour (plan ${row.plan})`]));
+    });
+
+  const key = program.command('key').description('API keys');
+
+  key
+    .command('create')
+    .description('create an API key, scoped to the workspace or narrowed to one domain')
+    .requiredOption('--workspace <name>', 'workspace name')
+    .option('--domain <domain>', 'narrow the key to one sending domain')
+    .option('--name <name>', 'a label for the key')
+    .option('--json', 'print JSON')
+    .action(async (opts: { workspace: string; domain?: string; name?: string; json?: boolean }) => {
+      const { tenancy } = await ctx.open();
+      const ws = await tenancy.workspaceByName(opts.workspace);
+      const { secret, row } = await tenancy.createKey(ws.id, { name: opts.name, domain: opts.domain });
+      emit(opts.json, { id: row.id, api_key: secret, scope: scopeOf(row.domain), name: row.name }, () =>
+        printLines([`Key ${row.id} (${scopeOf(row.domain)}) created.`, `API key (shown once): ${secret}`]),
+      );
+    });
+
+  key
+    .command('list')
+    .option('--workspace <name>', 'only this workspace')
+    .option('--json', 'print JSON')
+    .action(async (opts: { workspace?: string; json?: boolean }) => {
+      const { tenancy } = await ctx.open();
+      const wsId = opts.workspace ? (await tenancy.workspaceByName(opts.workspace)).id : undefined;
+      const rows = (await tenancy.listKeys(wsId)).map((r) => ({ ...keyView(r), workspace_id: r.workspace_id }));
+      emit(opts.json, rows, () => printTable(rows, ['id', 'workspace_id', 'name', 'prefix', 'scope', 'created_at', 'revoked_at']));
+    });
+
+  key
+    .command('revoke <id>')
+    .description('revoke a key; a running server refuses it at once')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const row = keyView(await (await ctx.open()).tenancy.revokeKey(positiveInt(id)));
+      emit(opts.json, row, () => printLines([`Key ${row.id} revoked at ${row.revoked_at}.`]));
+    });
+}

@@ -1,0 +1,77 @@
+import { Command, Option } from 'commander';
+import { ConfigError } from '../config/load.ts';
+import { ServiceError } from '../core/errors.ts';
+import { parseRoles, startServer } from '../main.ts';
+import { createDb } from '../store/db.ts';
+import { migrate } from '../store/migrate.ts';
+import { registerDomainCommands } from './commands/domains.ts';
+import { registerTenancyCommands } from './commands/tenancy.ts';
+import { CliContext, positiveInt } from './context.ts';
+import { emit, printLines } from './output.ts';
+
+export function buildProgram(): { program: Command; ctx: CliContext } {
+  const program = new Command('mailsvc')
+    .description('Self-hosted mail transfer server: HTTP API and SMTP submission in, direct MX delivery out')
+    .addOption(new Option('--config <file>', 'configuration file (also MAILSVC_CONFIG)'))
+    .showHelpAfterError()
+    .configureOutput({ outputError: (str, write) => write(str) });
+  const ctx = new CliContext(program);
+
+  program
+    .command('serve')
+    .description('run the server (all roles by default)')
+    .option('--roles <list>', 'comma-separated: api,submission,inbound,delivery,webhooks')
+    .option('--http-port <port>', 'override http.port', (v) => (v === '0' ? 0 : positiveInt(v)))
+    .action(async (opts: { roles?: string; httpPort?: number }) => {
+      const config = ctx.config(opts.httpPort !== undefined ? { http: { port: opts.httpPort } } : undefined);
+      const server = await startServer(config, { roles: parseRoles(opts.roles), logRequests: true });
+      const stop = (signal: string) => {
+        server.services.log.info({ phase: 'stop', signal }, 'shutting down');
+        server.close().then(
+          () => process.exit(0),
+          (err) => {
+            server.services.log.error({ err }, 'error while shutting down');
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
+
+  program
+    .command('migrate')
+    .description('apply pending database migrations')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const db = createDb(ctx.config().database);
+      try {
+        const applied = await migrate(db);
+        emit(opts.json, { applied }, () => printLines([applied.length ? `Applied: ${applied.join(', ')}` : 'Already up to date.']));
+      } finally {
+        await db.destroy();
+      }
+    });
+
+  registerTenancyCommands(program, ctx);
+  registerDomainCommands(program, ctx);
+  return { program, ctx };
+}
+
+/** Runs one CLI invocation; errors go to stderr with a non-zero exit. */
+export async function runCli(argv: string[]): Promise<void> {
+  const { program, ctx } = buildProgram();
+  let failed = false;
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    failed = true;
+    if (err instanceof ServiceError || err instanceof ConfigError) process.stderr.write(`error: ${err.message}\n`);
+    else process.stderr.write(`error: ${(err as Error).message ?? String(err)}\n`);
+  }
+  const serving = program.args[0] === 'serve' && !failed;
+  if (!serving) {
+    await ctx.close();
+    process.exitCode = failed ? 1 : 0;
+  }
+}

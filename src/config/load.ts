@@ -1,0 +1,158 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { hostname as machineName } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Value } from '@sinclair/typebox/value';
+import type { TObject, TSchema } from '@sinclair/typebox';
+import { ConfigSchema, type Config } from './schema.ts';
+
+export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface LoadOptions {
+  /** The file named by --config (falls back to MAILSVC_CONFIG). */
+  file?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Highest layer: values from CLI flags, as a partial config object. */
+  overrides?: Record<string, unknown>;
+  /** Where config/default.json and config/local.json live. */
+  root?: string;
+}
+
+type Tree = Record<string, unknown>;
+const isTree = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function merge(base: Tree, layer: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [key, value] of Object.entries(layer)) {
+    out[key] = isTree(value) && isTree(out[key]) ? merge(out[key] as Tree, value) : value;
+  }
+  return out;
+}
+
+function readJson(path: string): Tree {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new ConfigError([`${path}: ${(err as Error).message}`]);
+  }
+  if (!isTree(parsed)) throw new ConfigError([`${path}: must hold a JSON object`]);
+  return parsed;
+}
+
+/** `http.bodyLimit` ↔ `MAILSVC_HTTP_BODY_LIMIT`, derived from the schema's leaves. */
+function envNames(schema: TObject, prefix: string[] = []): Map<string, string[]> {
+  const names = new Map<string, string[]>();
+  for (const [key, child] of Object.entries(schema.properties) as [string, TSchema][]) {
+    const path = [...prefix, key];
+    if (child.type === 'object' && child.properties) {
+      for (const [name, p] of envNames(child as TObject, path)) names.set(name, p);
+    } else {
+      const words = path.map((p) => p.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase());
+      names.set(`MAILSVC_${words.join('_')}`, path);
+    }
+  }
+  return names;
+}
+
+function envLayer(env: NodeJS.ProcessEnv): Tree {
+  const layer: Tree = {};
+  for (const [name, path] of envNames(ConfigSchema)) {
+    const raw = env[name];
+    if (raw === undefined) continue;
+    let value: unknown = raw;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      // a plain string such as a host name
+    }
+    let node = layer;
+    for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Tree;
+    node[path[path.length - 1]] = value;
+  }
+  return layer;
+}
+
+function describe(path: string, message: string, value: unknown): string {
+  const key = path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
+  return `${key}: ${message} (got ${JSON.stringify(value)})`;
+}
+
+/** Reads every layer, validates, and resolves derived defaults. Throws ConfigError naming every bad key. */
+export function loadConfig(options: LoadOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const root = options.root ?? PROJECT_ROOT;
+  let tree: Tree = readJson(join(root, 'config/default.json'));
+  const local = join(root, 'config/local.json');
+  if (existsSync(local)) tree = merge(tree, readJson(local));
+  const file = options.file ?? env.MAILSVC_CONFIG;
+  if (file) {
+    if (!existsSync(file)) throw new ConfigError([`config file ${file} does not exist`]);
+    tree = merge(tree, readJson(file));
+  }
+  tree = merge(tree, envLayer(env));
+  if (options.overrides) tree = merge(tree, options.overrides);
+
+  const withDefaults = Value.Default(ConfigSchema, Value.Clone(tree)) as Tree;
+  const problems = [...Value.Errors(ConfigSchema, withDefaults)].map((e) =>
+    e.message === 'Unexpected property'
+      ? `${e.path.replace(/^\//, '').replaceAll('/', '.')}: unknown key`
+      : describe(e.path, e.message, e.value),
+  );
+  if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
+  return resolveDerived(withDefaults as unknown as RawShape, root);
+}
+
+type RawShape = Omit<Config, 'server' | 'inbound' | 'tracking' | 'database'> & {
+  server: { hostname: string | null };
+  inbound: Omit<Config['inbound'], 'returnPathDomain'> & { returnPathDomain: string | null };
+  tracking: { baseUrl: string | null };
+  database: { client: 'sqlite' | 'pg'; connection: string | { filename: string } | null };
+};
+
+function resolveDerived(raw: RawShape, root: string): Config {
+  const hostname = (raw.server.hostname ?? machineName()).toLowerCase();
+  const dataDir = isAbsolute(raw.dataDir) ? raw.dataDir : resolve(root, raw.dataDir);
+  let database: Config['database'];
+  if (raw.database.client === 'pg') {
+    if (typeof raw.database.connection !== 'string') {
+      throw new ConfigError(['database.connection: a PostgreSQL connection string is required with client "pg"']);
+    }
+    database = { client: 'pg', connection: raw.database.connection };
+  } else {
+    const conn = raw.database.connection;
+    const filename = typeof conn === 'object' && conn ? conn.filename : join(dataDir, 'mailsvc.sqlite');
+    database = { client: 'sqlite', connection: { filename: isAbsolute(filename) ? filename : resolve(root, filename) } };
+  }
+  const config = {
+    ...raw,
+    dataDir,
+    database,
+    server: { hostname },
+    inbound: { ...raw.inbound, returnPathDomain: (raw.inbound.returnPathDomain ?? `bounces.${hostname}`).toLowerCase() },
+    tracking: { baseUrl: (raw.tracking.baseUrl ?? `http://${hostname}:${raw.http.port}`).replace(/\/+$/, '') },
+  };
+  return deepFreeze(config) as Config;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** A warning for the start-up log, or null. */
+export function hostnameWarning(config: Config): string | null {
+  return config.server.hostname.includes('.')
+    ? null
+    : `server.hostname "${config.server.hostname}" is not a fully qualified domain name; set it to the name remote servers can resolve`;
+}

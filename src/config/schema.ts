@@ -1,0 +1,143 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+const port = (fallback: number) => Type.Integer({ minimum: 0, maximum: 65535, default: fallback });
+const seconds = (fallback: number) => Type.Integer({ minimum: 1, default: fallback });
+const Host = Type.String({ minLength: 1 });
+
+/**
+ * Every configuration key with its type, default and meaning. The `Config` type is derived
+ * from this schema; defaults that depend on other keys (hostname, return-path domain, tracking
+ * base URL, SQLite file) are `null` here and filled in by the loader.
+ */
+export const ConfigSchema = Type.Object(
+  {
+    dataDir: Type.String({ default: 'data', description: 'SQLite file, generated certificates' }),
+    database: Type.Object(
+      {
+        client: Type.Union([Type.Literal('sqlite'), Type.Literal('pg')], { default: 'sqlite' }),
+        connection: Type.Union([Type.String(), Type.Object({ filename: Type.String() }), Type.Null()], {
+          default: null,
+          description: 'pg: a connection string; sqlite: {filename}, default <dataDir>/mailsvc.sqlite',
+        }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    server: Type.Object(
+      {
+        hostname: Type.Union([Host, Type.Null()], {
+          default: null,
+          description: "EHLO name, Message-ID domain, MX target in DNS records; default: the machine's name",
+        }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    http: Type.Object(
+      {
+        host: Type.String({ default: '0.0.0.0' }),
+        port: port(3000),
+        bodyLimit: Type.Integer({ minimum: 1024, default: 10_485_760 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    submission: Type.Object(
+      {
+        host: Type.String({ default: '0.0.0.0' }),
+        port: port(1587),
+        tlsPort: port(1465),
+        maxSize: Type.Integer({ minimum: 1024, default: 26_214_400 }),
+        allowInsecureAuth: Type.Boolean({ default: false }),
+        loopbackInsecureAuth: Type.Boolean({ default: true }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    inbound: Type.Object(
+      {
+        host: Type.String({ default: '0.0.0.0' }),
+        port: port(2525),
+        returnPathDomain: Type.Union([Host, Type.Null()], {
+          default: null,
+          description: 'global return-path domain; default bounces.<server.hostname>',
+        }),
+        maxSize: Type.Integer({ minimum: 1024, default: 10_485_760 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    tls: Type.Object(
+      {
+        cert: Type.Union([Type.String(), Type.Null()], { default: null }),
+        key: Type.Union([Type.String(), Type.Null()], { default: null }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    dns: Type.Object(
+      {
+        servers: Type.Array(Type.String(), { default: [], description: 'e.g. ["127.0.0.1:5353"]; empty = system' }),
+        timeout: Type.Integer({ minimum: 1, default: 5, description: 'seconds per query try' }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    delivery: Type.Object(
+      {
+        port: port(25),
+        tls: Type.Union([Type.Literal('opportunistic'), Type.Literal('required')], { default: 'opportunistic' }),
+        relayHost: Type.Union([Type.String({ pattern: '^[^:\\s]+:[0-9]+$' }), Type.Null()], { default: null }),
+        relayUser: Type.Union([Type.String(), Type.Null()], { default: null }),
+        relayPassword: Type.Union([Type.String(), Type.Null()], { default: null }),
+        maxConnectionsPerHost: Type.Integer({ minimum: 1, default: 10 }),
+        concurrency: Type.Integer({ minimum: 1, default: 50, description: 'transactions in flight per process' }),
+        // 1m, 5m, 15m, 30m, 1h, 2h, 4h, 8h: cumulative 16h 51m after the 8th retry; the last repeats.
+        retrySchedule: Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1, default: [60, 300, 900, 1800, 3600, 7200, 14400, 28800] }),
+        maxAge: seconds(259_200),
+        leaseSeconds: seconds(30),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    tracking: Type.Object(
+      {
+        baseUrl: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()], {
+          default: null,
+          description: 'public base of /t/... links; default http://<hostname>:<http.port>',
+        }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    webhooks: Type.Object(
+      {
+        // 10s, 1m, 5m, 30m, 2h, 6h, 12h, 24h: cumulative ~44h 36m before an event is given up.
+        retrySchedule: Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1, default: [10, 60, 300, 1800, 7200, 21600, 43200, 86400] }),
+        timeout: seconds(10),
+        pauseAfter: Type.Integer({ minimum: 1, default: 10 }),
+        probeInterval: seconds(300),
+        disableAfter: seconds(259_200),
+        allowPrivateAddresses: Type.Boolean({ default: false }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    retention: Type.Object(
+      { days: Type.Integer({ minimum: 1, default: 30 }) },
+      { additionalProperties: false, default: {} },
+    ),
+    log: Type.Object(
+      {
+        level: Type.Union(
+          ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+          { default: 'info' },
+        ),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+type RawConfig = Static<typeof ConfigSchema>;
+
+/** The validated configuration with every derived default resolved. */
+export type Config = Readonly<
+  Omit<RawConfig, 'server' | 'inbound' | 'tracking' | 'database'> & {
+    server: { hostname: string };
+    inbound: RawConfig['inbound'] & { returnPathDomain: string };
+    tracking: { baseUrl: string };
+    database: { client: 'sqlite'; connection: { filename: string } } | { client: 'pg'; connection: string };
+  }
+>;

@@ -1,0 +1,138 @@
+import { conflict, invalid, notFound } from '../core/errors.ts';
+import type { Clock, DnsResolver, Logger } from '../core/ports.ts';
+import { iso, isoOrNull } from '../core/time.ts';
+import { generateDkimKey } from '../dkim/keys.ts';
+import type { Db } from '../store/db.ts';
+import { domainsRepo, type DomainRow } from '../store/domains.ts';
+import { domainRecords, normaliseDomainName, returnPathHost, selectorFor, type DnsRecordSpec } from './records.ts';
+import { checkRecords, type RecordCheck } from './verify.ts';
+
+/**
+ * What a caller may see: a whole workspace, or (domain-scoped key) one domain of it; `null` is
+ * the operator at the command line, who sees everything.
+ */
+export type Scope = { workspaceId: number; domain?: string | null } | null;
+
+export type DomainView = ReturnType<typeof domainView>;
+
+export function domainView(row: DomainRow, serverHostname: string) {
+  const checks: RecordCheck[] | null = row.verification ? JSON.parse(row.verification) : null;
+  const records = domainRecords({
+    domain: row.name,
+    selector: row.selector,
+    dkimPublicKey: row.dkim_public_key,
+    serverHostname,
+  }).map((r, i) => ({ ...r, verified: checks?.[i]?.verified ?? false }));
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    verified_by: row.verified_by,
+    selector: row.selector,
+    records,
+    problems: checks ? checks.map((c) => c.problem).filter((p): p is string => p !== null) : [],
+    open_tracking: row.open_tracking,
+    click_tracking: row.click_tracking,
+    return_path_domain: row.return_path_verified ? returnPathHost(row.name) : null,
+    created_at: iso(row.created_at),
+    verified_at: isoOrNull(row.verified_at),
+  };
+}
+
+export class DomainService {
+  constructor(
+    private readonly deps: { db: Db; clock: Clock; dns: DnsResolver; serverHostname: string; log: Logger },
+  ) {}
+
+  view = (row: DomainRow) => domainView(row, this.deps.serverHostname);
+
+  async add(workspaceId: number, input: string): Promise<DomainRow> {
+    const name = normaliseDomainName(input);
+    if (!name) throw invalid(`Field \`name\` must be a fully qualified domain name, got "${input}"`);
+    const { db, clock } = this.deps;
+    if (await domainsRepo.byName(db, name)) throw conflict(`Domain ${name} is already registered`);
+    const key = await generateDkimKey();
+    const now = clock.now();
+    return domainsRepo.insert(db, {
+      workspace_id: workspaceId,
+      name,
+      status: 'pending',
+      verified_by: null,
+      selector: selectorFor(now),
+      dkim_private_key: key.privateKeyPem,
+      dkim_public_key: key.publicKeyBase64,
+      open_tracking: false,
+      click_tracking: false,
+      return_path_verified: false,
+      verification: null,
+      created_at: now,
+      verified_at: null,
+    });
+  }
+
+  async list(scope: Scope): Promise<DomainRow[]> {
+    return domainsRepo.list(this.deps.db, scope ? { workspaceId: scope.workspaceId, name: scope.domain ?? undefined } : {});
+  }
+
+  /** By id or name; anything outside the scope is simply not found. */
+  async get(scope: Scope, idOrName: number | string): Promise<DomainRow> {
+    const row =
+      typeof idOrName === 'number'
+        ? await domainsRepo.byId(this.deps.db, idOrName)
+        : await domainsRepo.byName(this.deps.db, normaliseDomainName(idOrName) ?? idOrName);
+    if (!row) throw notFound();
+    if (scope && (row.workspace_id !== scope.workspaceId || (scope.domain && scope.domain !== row.name))) throw notFound();
+    return row;
+  }
+
+  records = (row: DomainRow): DnsRecordSpec[] =>
+    domainRecords({ domain: row.name, selector: row.selector, dkimPublicKey: row.dkim_public_key, serverHostname: this.deps.serverHostname });
+
+  /** Checks every record; the domain is verified exactly when every required record matches. */
+  async verify(scope: Scope, idOrName: number | string): Promise<DomainRow> {
+    const row = await this.get(scope, idOrName);
+    const records = this.records(row);
+    const checks = await checkRecords(records, this.deps.dns);
+    const ok = records.every((r, i) => !r.required || checks[i].verified);
+    const returnPath = records.findIndex((r) => r.purpose === 'return_path');
+    await domainsRepo.update(this.deps.db, row.id, {
+      status: ok ? 'verified' : 'pending',
+      verified_by: ok ? 'dns' : null,
+      verified_at: ok ? (row.verified_by === 'dns' ? row.verified_at : this.deps.clock.now()) : null,
+      return_path_verified: checks[returnPath].verified,
+      verification: JSON.stringify(checks),
+    });
+    return (await domainsRepo.byId(this.deps.db, row.id))!;
+  }
+
+  /**
+   * Marks a domain verified without DNS proof, for local trials only. Mail from it will fail
+   * DKIM at real receivers; the server warns about every such domain at each start.
+   */
+  async forceVerify(scope: Scope, idOrName: number | string): Promise<DomainRow> {
+    const row = await this.get(scope, idOrName);
+    this.deps.log.warn({ domain: row.name }, 'domain marked verified WITHOUT DNS checks (operator override)');
+    await domainsRepo.update(this.deps.db, row.id, { status: 'verified', verified_by: 'override', verified_at: this.deps.clock.now() });
+    return (await domainsRepo.byId(this.deps.db, row.id))!;
+  }
+
+  async setTracking(scope: Scope, idOrName: number | string, flags: { open?: boolean; click?: boolean }) {
+    const row = await this.get(scope, idOrName);
+    const patch: Partial<DomainRow> = {};
+    if (flags.open !== undefined) patch.open_tracking = flags.open;
+    if (flags.click !== undefined) patch.click_tracking = flags.click;
+    if (Object.keys(patch).length > 0) await domainsRepo.update(this.deps.db, row.id, patch);
+    return (await domainsRepo.byId(this.deps.db, row.id))!;
+  }
+
+  async remove(scope: Scope, idOrName: number | string): Promise<DomainRow> {
+    const row = await this.get(scope, idOrName);
+    await domainsRepo.remove(this.deps.db, row.id);
+    return row;
+  }
+
+  /** Domains verified by operator override, for the start-up warning. */
+  async overridden(): Promise<string[]> {
+    return (await domainsRepo.list(this.deps.db)).filter((d) => d.verified_by === 'override').map((d) => d.name);
+  }
+}

@@ -1,0 +1,53 @@
+import type { Config } from './config/schema.ts';
+import { systemClock, type Clock, type DnsResolver, type Logger } from './core/ports.ts';
+import { createDnsResolver } from './dns/resolver.ts';
+import { DomainService } from './domains/service.ts';
+import { createLogger } from './log/logger.ts';
+import { createMetrics, type Metrics } from './metrics/registry.ts';
+import { windowsFor, type RateDecision } from './ratelimit/sliding.ts';
+import { createDb, type Db } from './store/db.ts';
+import { migrate } from './store/migrate.ts';
+import { rateLimits } from './store/rateLimits.ts';
+import type { Principal } from './tenancy/principal.ts';
+import { TenancyService } from './tenancy/service.ts';
+
+export interface ServiceOverrides {
+  clock?: Clock;
+  dns?: DnsResolver;
+  log?: Logger;
+  db?: Db;
+}
+
+export interface Services {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  dns: DnsResolver;
+  metrics: Metrics;
+  tenancy: TenancyService;
+  domains: DomainService;
+  rateLimit(principal: Principal): Promise<RateDecision>;
+  close(): Promise<void>;
+}
+
+/** Builds every capability service over one database; used by `serve`, the CLI and tests. */
+export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
+  const clock = overrides.clock ?? systemClock;
+  const log = overrides.log ?? createLogger(config.log.level);
+  const dns = overrides.dns ?? createDnsResolver(config.dns.servers, config.dns.timeout * 1000);
+  const db = overrides.db ?? createDb(config.database);
+  await migrate(db);
+  return {
+    config,
+    db,
+    clock,
+    log,
+    dns,
+    metrics: createMetrics(),
+    tenancy: new TenancyService({ db, clock }),
+    domains: new DomainService({ db, clock, dns, serverHostname: config.server.hostname, log }),
+    rateLimit: (principal) => rateLimits.hit(db, principal.keyId, clock.now(), windowsFor(principal.limits)),
+    close: () => db.destroy(),
+  };
+}

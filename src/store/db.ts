@@ -1,0 +1,40 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+import type { Config } from '../config/schema.ts';
+
+export type Db = Knex;
+export type Tx = Knex.Transaction;
+/** Either the database or a transaction; repositories accept both. */
+export type Conn = Knex | Knex.Transaction;
+
+// Timestamps are stored as bigint milliseconds; node-postgres returns int8 as strings by default.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+
+export function createDb(database: Config['database']): Db {
+  if (database.client === 'pg') {
+    return knexFactory({ client: 'pg', connection: database.connection, pool: { min: 0, max: 10 } });
+  }
+  mkdirSync(dirname(database.connection.filename), { recursive: true });
+  return knexFactory({
+    client: 'better-sqlite3',
+    connection: { filename: database.connection.filename },
+    useNullAsDefault: true,
+    pool: {
+      afterCreate(conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
+        // WAL with synchronous=FULL: a commit is on disk before we answer 201 or 250 (SPEC §4).
+        conn.pragma('journal_mode = WAL');
+        conn.pragma('synchronous = FULL');
+        conn.pragma('foreign_keys = ON');
+        conn.pragma('busy_timeout = 10000');
+        done(null, conn);
+      },
+    },
+  });
+}
+
+export const isPg = (db: Conn): boolean => db.client.config.client === 'pg';
+
+/** SQLite returns 0/1 for booleans. */
+export const bool = (v: unknown): boolean => v === true || v === 1 || v === '1';

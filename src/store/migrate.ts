@@ -1,0 +1,27 @@
+import type { Knex } from 'knex';
+import type { Db } from './db.ts';
+import * as platform from './migrations/001_platform.ts';
+
+type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
+
+/** Migrations are imported, not globbed from disk, so they run the same under tsx and in tests. */
+const MIGRATIONS: Record<string, Migration> = {
+  '001_platform': platform,
+};
+
+const source: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(MIGRATIONS).sort(),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => MIGRATIONS[name],
+};
+
+/** Applies pending migrations; returns the names applied. */
+export async function migrate(db: Db): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest({ migrationSource: source })) as [number, string[]];
+  return applied;
+}
+
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const [, pending] = (await db.migrate.list({ migrationSource: source })) as [unknown, { file?: string }[] | string[]];
+  return pending.map((p) => (typeof p === 'string' ? p : (p.file ?? String(p))));
+}

@@ -1,0 +1,139 @@
+import { invalid, notFound, conflict, unauthorized } from '../core/errors.ts';
+import type { Clock } from '../core/ports.ts';
+import { iso, isoOrNull } from '../core/time.ts';
+import type { Db } from '../store/db.ts';
+import { apiKeys, type ApiKeyRow } from '../store/apiKeys.ts';
+import { workspaces, type WorkspaceRow } from '../store/workspaces.ts';
+import { domainsRepo } from '../store/domains.ts';
+import { API_KEY_PATTERN, generateApiKey, hashApiKey, keyPrefix, sameHash } from './keys.ts';
+import { scopeOf, type Principal } from './principal.ts';
+
+export const DEFAULT_LIMITS = { perMinute: 60, perHour: 1000 };
+
+/** Plans raise the limits; explicit numbers win over a plan's. */
+export const PLANS: Record<string, { perMinute: number; perHour: number }> = {
+  free: DEFAULT_LIMITS,
+  scale: { perMinute: 600, perHour: 20_000 },
+  dedicated: { perMinute: 3000, perHour: 200_000 },
+};
+
+export interface ApiKeyView {
+  id: number;
+  name: string;
+  prefix: string;
+  scope: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export const keyView = (row: ApiKeyRow): ApiKeyView => ({
+  id: row.id,
+  name: row.name,
+  prefix: row.prefix,
+  scope: scopeOf(row.domain),
+  created_at: iso(row.created_at),
+  revoked_at: isoOrNull(row.revoked_at),
+});
+
+export const workspaceView = (row: WorkspaceRow) => ({
+  id: row.id,
+  name: row.name,
+  plan: row.plan,
+  rate_per_minute: row.rate_per_minute,
+  rate_per_hour: row.rate_per_hour,
+  created_at: iso(row.created_at),
+});
+
+export class TenancyService {
+  constructor(private readonly deps: { db: Db; clock: Clock }) {}
+
+  async createWorkspace(name: string) {
+    const trimmed = name.trim();
+    if (!/^[\w.-]{1,200}$/.test(trimmed)) {
+      throw invalid('Workspace name must be 1-200 letters, digits, dots, dashes or underscores');
+    }
+    const { db, clock } = this.deps;
+    return db.transaction(async (tx) => {
+      if (await workspaces.byName(tx, trimmed)) throw conflict(`Workspace ${trimmed} already exists`);
+      const workspace = await workspaces.insert(tx, {
+        name: trimmed,
+        plan: 'free',
+        rate_per_minute: DEFAULT_LIMITS.perMinute,
+        rate_per_hour: DEFAULT_LIMITS.perHour,
+        created_at: clock.now(),
+      });
+      const key = await this.insertKey(tx, workspace.id, 'default', null);
+      return { workspace, apiKey: key.secret, keyRow: key.row };
+    });
+  }
+
+  async workspaceByName(name: string): Promise<WorkspaceRow> {
+    const row = await workspaces.byName(this.deps.db, name);
+    if (!row) throw notFound();
+    return row;
+  }
+
+  listWorkspaces = () => workspaces.list(this.deps.db);
+
+  async setLimits(name: string, opts: { plan?: string; perMinute?: number; perHour?: number }) {
+    const row = await this.workspaceByName(name);
+    const plan = opts.plan?.toLowerCase();
+    if (plan !== undefined && !PLANS[plan]) throw invalid(`Unknown plan ${opts.plan}; plans: ${Object.keys(PLANS).join(', ')}`);
+    const base = plan ? PLANS[plan] : { perMinute: row.rate_per_minute, perHour: row.rate_per_hour };
+    const perMinute = opts.perMinute ?? base.perMinute;
+    const perHour = opts.perHour ?? base.perHour;
+    for (const [label, n] of [['per-minute', perMinute], ['per-hour', perHour]] as const) {
+      if (!Number.isInteger(n) || n < 1) throw invalid(`The ${label} limit must be a positive integer`);
+    }
+    await workspaces.setLimits(this.deps.db, row.id, { plan: plan ?? row.plan, rate_per_minute: perMinute, rate_per_hour: perHour });
+    return (await workspaces.byId(this.deps.db, row.id))!;
+  }
+
+  async createKey(workspaceId: number, opts: { name?: string; domain?: string | null }) {
+    const domain = opts.domain?.trim().toLowerCase() || null;
+    const { db } = this.deps;
+    if (domain) {
+      const owned = await domainsRepo.byName(db, domain);
+      if (!owned || owned.workspace_id !== workspaceId) throw invalid(`Domain ${domain} is not a domain of this workspace`);
+    }
+    const name = (opts.name ?? '').trim() || (domain ? `domain ${domain}` : 'workspace key');
+    if (name.length > 200) throw invalid('Field `name` must be at most 200 characters');
+    return this.insertKey(db, workspaceId, name, domain);
+  }
+
+  private async insertKey(db: Db | Parameters<typeof apiKeys.insert>[0], workspaceId: number, name: string, domain: string | null) {
+    const secret = generateApiKey();
+    const row = await apiKeys.insert(db, {
+      workspace_id: workspaceId,
+      name,
+      prefix: keyPrefix(secret),
+      key_hash: hashApiKey(secret),
+      domain,
+      created_at: this.deps.clock.now(),
+    });
+    return { secret, row };
+  }
+
+  listKeys = (workspaceId?: number) => apiKeys.list(this.deps.db, workspaceId);
+
+  async revokeKey(id: number, workspaceId?: number): Promise<ApiKeyRow> {
+    const row = await apiKeys.byId(this.deps.db, id);
+    if (!row || (workspaceId !== undefined && row.workspace_id !== workspaceId)) throw notFound();
+    await apiKeys.revoke(this.deps.db, id, this.deps.clock.now());
+    return (await apiKeys.byId(this.deps.db, id))!;
+  }
+
+  /** Resolves a bearer token to its principal; any failure is the one 401. */
+  async authenticate(token: string | undefined): Promise<Principal> {
+    if (!token || !API_KEY_PATTERN.test(token)) throw unauthorized();
+    const hash = hashApiKey(token);
+    const row = await apiKeys.byHash(this.deps.db, hash);
+    if (!row || !sameHash(row.key_hash, hash)) throw unauthorized();
+    return {
+      keyId: row.id,
+      workspaceId: row.workspace_id,
+      domain: row.domain,
+      limits: { perMinute: row.rate_per_minute, perHour: row.rate_per_hour },
+    };
+  }
+}
