@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './api/app.ts';
 import { hostnameWarning } from './config/load.ts';
 import type { Config } from './config/schema.ts';
@@ -46,7 +46,7 @@ export async function startServer(
   let http: FastifyInstance | null = null;
   let url: string | null = null;
   if (roles.includes('api')) {
-    http = await buildApp(services, { logger: options.logRequests ? (log as object) : false });
+    http = await buildApp(services, { logger: options.logRequests ? (log as unknown as FastifyBaseLogger) : undefined });
     await http.listen({ host: config.http.host, port: config.http.port });
     const address = http.server.address();
     const port = typeof address === 'object' && address ? address.port : config.http.port;

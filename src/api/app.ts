@@ -1,33 +1,34 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../services.ts';
 import { installAuth } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
-import { installValidators } from './validation.ts';
+import { buildValidator } from './validation.ts';
 import { ErrorBody } from './schemas/common.ts';
 import { domainRoutes } from './routes/v1/domains.ts';
 import { apiKeyRoutes } from './routes/v1/apiKeys.ts';
 import { operationalRoutes } from './routes/operational.ts';
 
 export interface AppOptions {
-  /** A pino instance or options; tests pass false. */
-  logger?: boolean | object;
+  /** A pino logger for request logs; none by default (tests). */
+  logger?: FastifyBaseLogger;
 }
 
 /** The Fastify app: the only place that knows about HTTP. */
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config, metrics } = services;
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: config.http.bodyLimit,
     trustProxy: true,
     return503OnClosing: true,
-    ajv: { customOptions: { coerceTypes: false } },
+    schemaController: { compilersFactory: { buildValidator } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  installValidators(app);
   installErrorHandling(app, config.http.bodyLimit);
+  // Only JSON bodies: anything else is a 415, not a string handed to the JSON schema.
+  app.removeContentTypeParser('text/plain');
   app.addSchema(ErrorBody);
 
   app.addHook('onResponse', async (request, reply) => {

@@ -5,9 +5,11 @@ import { ServiceError } from '../core/errors.ts';
 const field = (path: string): string => path.replace(/^\//, '').replaceAll('/', '.');
 const named = (base: string, child: string) => (base ? `${base}.${child}` : child);
 
+const article = (type: string): string => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
+
 function branchTypes(schemas: { type?: string; items?: { type?: string } }[]): string {
   return schemas
-    .map((s) => (s.type === 'array' ? `an array${s.items?.type ? ` of ${s.items.type}s` : ''}` : `a ${s.type ?? 'value'}`))
+    .map((s) => (s.type === 'array' ? `an array${s.items?.type ? ` of ${s.items.type}s` : ''}` : article(s.type ?? 'value')))
     .join(' or ');
 }
 
@@ -23,8 +25,8 @@ export function validationMessage(errors: ErrorObject[], context: string): strin
       return `Unknown field \`${named(path, (e.params as { additionalProperty: string }).additionalProperty)}\`${where}`;
     case 'type':
       return path
-        ? `Field \`${path}\` must be ${(e.params as { type: string }).type === 'array' ? 'an array' : `a ${(e.params as { type: string }).type}`}${where}`
-        : `The request ${context} must be a JSON ${(e.params as { type: string }).type}`;
+        ? `Field \`${path}\` must be ${article((e.params as { type: string }).type)}${where}`
+        : `The request ${context} must be ${article(`JSON ${(e.params as { type: string }).type}`)}`;
     case 'anyOf':
     case 'oneOf':
       return `Field \`${path}\` must be ${branchTypes((e.parentSchema?.[e.keyword] ?? []) as { type?: string }[])}${where}`;

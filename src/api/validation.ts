@@ -1,13 +1,21 @@
 import Ajv from 'ajv';
-import type { FastifyInstance } from 'fastify';
+import type { FastifySchemaCompiler } from 'fastify';
+
+const newAjv = (coerceTypes: false | 'array', externalSchemas: Record<string, unknown>) => {
+  const ajv = new Ajv.default({ coerceTypes, allErrors: false, verbose: true, removeAdditional: false, useDefaults: true });
+  ajv.addKeyword('example');
+  for (const schema of Object.values(externalSchemas)) ajv.addSchema(schema as object);
+  return ajv;
+};
 
 /**
- * Bodies are validated strictly: a number where a string belongs is a 422, never coerced.
- * Query strings and path parameters arrive as text, so those are coerced to the schema's types.
+ * Bodies are validated strictly: a number where a string belongs is a 422, and an unknown field
+ * is refused rather than silently dropped. Query strings and path parameters arrive as text, so
+ * those are coerced to the schema's types. Given to Fastify as a compilers factory so contexts
+ * that add shared schemas keep it.
  */
-export function installValidators(app: FastifyInstance): void {
-  const strict = new Ajv.default({ coerceTypes: false, allErrors: false, verbose: true, removeAdditional: false, useDefaults: true });
-  const coercing = new Ajv.default({ coerceTypes: 'array', allErrors: false, verbose: true, removeAdditional: false, useDefaults: true });
-  for (const ajv of [strict, coercing]) ajv.addKeyword('example');
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+export function buildValidator(externalSchemas: Record<string, unknown>): FastifySchemaCompiler<unknown> {
+  const strict = newAjv(false, externalSchemas);
+  const coercing = newAjv('array', externalSchemas);
+  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object);
 }

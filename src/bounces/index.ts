@@ -1,0 +1,14 @@
+// The bounces capability: one classifier for SMTP replies and one parser for inbound reports
+// (DSN, ARF, auto-replies and the free-text notices of ~70 MTAs). Pure code: no I/O.
+
+export type {
+  BounceType,
+  ReplyClassification,
+  ReportKind,
+  ReportRecipient,
+  ParsedReport,
+} from './types.ts';
+export { classifyReply } from './classify.ts';
+export { parseReport } from './report.ts';
+export { toParseOutput, type ParseOutput } from './output.ts';
+export { REASONS, type Reason } from './rules.ts';

@@ -1,0 +1,89 @@
+// Failure notices that are not RFC 3464 reports: qmail, Exim, Exchange 2003, Gmail, Yahoo,
+// DragonFly, Notes and the rest write a human-readable text that names each failed recipient
+// and then quotes the remote reply. They differ in wording but share a shape: the recipient
+// stands out on a line of its own (or in a short lead-in sentence), and the reply follows it up
+// to the next recipient or the quoted original message.
+
+import { ADDRESS_IN_TEXT, cleanAddress } from './codes.ts';
+import { NOTICE_LEADS, ORIGINAL_MARKERS } from './notice-patterns.ts';
+
+export interface NoticeEntry {
+  address: string;
+  block: string; // the notice text about this recipient
+}
+
+/** Cuts the notice before the quoted original message, which names the recipients again. */
+export function noticeText(text: string): string {
+  let end = text.length;
+  for (const marker of ORIGINAL_MARKERS) {
+    const m = marker.exec(text);
+    if (m && m.index < end && m.index > 0) end = m.index;
+  }
+  return text.slice(0, end);
+}
+
+// Roles that write notices or receive complaints, never the recipient a notice is about, when
+// they appear in a sentence ("please contact <postmaster@example.net>").
+const SERVICE_LOCAL = /^(?:postmaster|mailer-daemon|mail-daemon|abuse|noreply|no-reply|support|help|root|hostmaster|webmaster)$/i;
+
+interface Hit {
+  address: string;
+  index: number; // offset of the line in the notice
+  strong: boolean; // found in a recipient position, not just mentioned in a sentence
+}
+
+function hitsIn(notice: string, exclude: Set<string>): Hit[] {
+  const hits: Hit[] = [];
+  let offset = 0;
+  for (const line of notice.split('\n')) {
+    for (const { pattern, strong } of NOTICE_LEADS) {
+      const m = pattern.exec(line);
+      if (!m) continue;
+      const address = cleanAddress(m[1]);
+      if (!address || exclude.has(address.toLowerCase())) continue;
+      if (!strong && SERVICE_LOCAL.test(address.split('@')[0]!)) continue;
+      hits.push({ address, index: offset, strong });
+      break;
+    }
+    offset += line.length + 1;
+  }
+  return hits;
+}
+
+/**
+ * Finds the failed recipients in a notice and the stretch of text about each. `listed` are the
+ * addresses of an X-Failed-Recipients header (Exim, Google), which win when present.
+ */
+export function parseNotice(text: string, listed: string[], exclude: Set<string>): NoticeEntry[] {
+  const notice = noticeText(text);
+  let hits = hitsIn(notice, exclude);
+  if (hits.some((h) => h.strong)) hits = hits.filter((h) => h.strong);
+  const first = new Map<string, Hit>();
+  for (const h of hits) if (!first.has(h.address.toLowerCase())) first.set(h.address.toLowerCase(), h);
+  let ordered = [...first.values()];
+
+  if (listed.length > 0) {
+    // The header is the authoritative list; the text only tells us where each one's reply is.
+    ordered = listed.map((address) => {
+      const found = first.get(address.toLowerCase());
+      const index = found ? found.index : mentionIndex(notice, address);
+      return { address, index, strong: true };
+    });
+  }
+  const starts = ordered.map((h) => h.index).filter((i) => i >= 0).sort((a, b) => a - b);
+  return ordered.map((h) => {
+    if (h.index < 0) return { address: h.address, block: notice };
+    const next = starts.find((i) => i > h.index) ?? notice.length;
+    let block = notice.slice(h.index, next);
+    // A block that is only the address (the reply is written above it, or once for all):
+    // read the whole notice instead.
+    if (!/[A-Za-z]{3,}/.test(block.replace(ADDRESS_IN_TEXT, ''))) block = notice;
+    return { address: h.address, block };
+  });
+}
+
+function mentionIndex(notice: string, address: string): number {
+  const i = notice.toLowerCase().indexOf(address.toLowerCase());
+  if (i < 0) return -1;
+  return notice.lastIndexOf('\n', i) + 1;
+}

@@ -1,0 +1,180 @@
+// parseReport: a whole inbound message → what it reports. The order of the checks matters:
+// a feedback report or an RFC 3464 part is decisive; only a message that is neither is read as
+// an auto-reply, and only then as a free-text failure notice.
+
+import { parseFeedbackReport, headersOf, isHotmailStyleComplaint } from './arf.ts';
+import { isAutoReply } from './autoreply.ts';
+import { classify, commandFromText } from './classify.ts';
+import { cleanAddress, findReplyCode, fold } from './codes.ts';
+import { parseDeliveryStatus, type DsnRecipient } from './dsn.ts';
+import { decodeCharset, header, leaves, parseMime, toLatin1Lf, type Header, type MimePart } from './mime.ts';
+import { parseNotice, noticeText } from './notice.ts';
+import { looksLikeFailureNotice, noticeAction } from './signals.ts';
+import type { ParsedReport, ReportRecipient } from './types.ts';
+
+const HUMAN_TEXT_LIMIT = 8 * 1024;
+const DIAGNOSTIC_LIMIT = 1000;
+const NOT_FAILED = new Set(['delivered', 'relayed', 'expanded']);
+
+function empty(kind: ParsedReport['kind'] = 'unknown'): ParsedReport {
+  return {
+    kind,
+    recipients: [],
+    feedbackType: null,
+    originalMessageId: null,
+    reportingMta: null,
+    humanText: '',
+    userAgent: null,
+    sourceIp: null,
+  };
+}
+
+function partText(part: MimePart): string {
+  const text = decodeCharset(part.body, part.params.charset);
+  return part.contentType === 'text/html' ? text.replace(/<[^>]*>/g, ' ').replace(/&nbsp;/g, ' ') : text;
+}
+
+function humanPart(parts: MimePart[]): MimePart | null {
+  return parts.find((p) => p.contentType === 'text/plain') ?? parts.find((p) => p.contentType.startsWith('text/') && p.contentType !== 'text/rfc822-headers') ?? null;
+}
+
+const MESSAGE_ID = /^Message-I[Dd][ \t]*:[ \t]*(?:\n[ \t]+)?(<[^<>\s]+>)/im;
+
+/** The Message-ID of our original message: from the quoted part, else from a quoted header block. */
+function originalMessageId(parts: MimePart[], root: MimePart): { id: string | null; headers: Header[] | null } {
+  const quoted = parts.find((p) => p.contentType === 'message/rfc822' || p.contentType === 'text/rfc822-headers');
+  if (quoted) {
+    const headers = headersOf(quoted.body.trimStart());
+    const id = header(headers, 'message-id');
+    const m = id ? /<[^<>\s]+>/.exec(id) : null;
+    if (m) return { id: m[0], headers };
+    const inBody = MESSAGE_ID.exec(quoted.body);
+    return { id: inBody ? inBody[1]! : null, headers };
+  }
+  // One-part notices quote the original after their text: the first Message-ID after the
+  // notice itself is the original's (the report's own Message-ID is in the top header block).
+  const body = parts.map((p) => p.body).join('\n');
+  const start = noticeText(body).length;
+  const m = MESSAGE_ID.exec(body.slice(start)) ?? (root.parts.length > 0 ? MESSAGE_ID.exec(body) : null);
+  return { id: m ? m[1]! : null, headers: null };
+}
+
+function recipient(address: string, action: string, diagnostic: string, status: string | null, remoteMta: string | null, context: string): ReportRecipient {
+  const text = fold(diagnostic).slice(0, DIAGNOSTIC_LIMIT);
+  const command = commandFromText(context);
+  const c = classify({ status, text, action, command });
+  const delayed = action === 'delayed';
+  return {
+    address,
+    action,
+    status: delayed && c.status[0] === '5' ? `4${c.status.slice(1)}` : c.status,
+    smtpCode: findReplyCode(text),
+    bounceType: delayed ? 'transient' : c.bounceType,
+    reason: delayed && c.bounceType !== 'transient' ? 'expired' : c.reason,
+    diagnostic: text,
+    remoteMta,
+  };
+}
+
+function fromDsn(list: DsnRecipient[], notice: string): ReportRecipient[] {
+  const out: ReportRecipient[] = [];
+  const seen = new Set<string>();
+  const blocks = parseNotice(notice, list.map((r) => r.address).filter((a): a is string => a !== null), new Set());
+  for (const r of list) {
+    if (!r.address || seen.has(r.address.toLowerCase())) continue;
+    const action = r.action || 'failed';
+    if (NOT_FAILED.has(action) || r.status?.startsWith('2')) continue;
+    seen.add(r.address.toLowerCase());
+    const block = blocks.find((b) => b.address.toLowerCase() === r.address!.toLowerCase())?.block ?? '';
+    // Gmail and Microsoft 365 leave the Diagnostic-Code thin and write the reply in the text.
+    const diagnostic = /[A-Za-z]{4,}/.test(r.diagnostic) ? r.diagnostic : block || r.diagnostic;
+    out.push(recipient(r.address, action, diagnostic, r.status, r.remoteMta, `${r.diagnostic}\n${block}`));
+  }
+  return out;
+}
+
+function addressesOf(value: string | null): string[] {
+  if (!value) return [];
+  return value.split(/[,;]/).map((v) => cleanAddress(v)).filter((a): a is string => a !== null);
+}
+
+function parse(raw: Buffer): ParsedReport {
+  const root = parseMime(toLatin1Lf(raw));
+  const top = root.headers;
+  const parts = leaves(root);
+  const human = humanPart(parts);
+  const text = human ? partText(human) : '';
+  const report = empty();
+  report.humanText = text.slice(0, HUMAN_TEXT_LIMIT);
+  const original = originalMessageId(parts, root);
+  report.originalMessageId = original.id;
+
+  const feedback = parts.find((p) => p.contentType === 'message/feedback-report');
+  if (feedback || isHotmailStyleComplaint(top)) {
+    const arf = feedback ? parseFeedbackReport(feedback.body, original.headers) : parseFeedbackReport('Feedback-Type: abuse', original.headers);
+    const reason = arf.feedbackType === 'opt-out' ? 'unsubscribe' : arf.feedbackType === 'auth-failure' ? 'auth_failure' : arf.feedbackType === 'not-spam' ? 'not_spam' : 'complaint';
+    return {
+      ...report,
+      kind: 'complaint',
+      feedbackType: arf.feedbackType,
+      reportingMta: arf.reportingMta,
+      userAgent: arf.userAgent,
+      sourceIp: arf.sourceIp,
+      recipients: arf.recipients.map((address) => ({
+        address,
+        action: 'failed',
+        status: '',
+        smtpCode: null,
+        bounceType: 'blocked',
+        reason,
+        diagnostic: '',
+        remoteMta: null,
+      })),
+    };
+  }
+
+  const dsnParts = parts.filter((p) => p.contentType === 'message/delivery-status' || p.contentType === 'message/global-delivery-status');
+  if (dsnParts.length > 0) {
+    const dsn = dsnParts.map((p) => parseDeliveryStatus(p.body));
+    const list = dsn.flatMap((d) => d.recipients);
+    if (list.some((r) => r.address)) {
+      report.reportingMta = dsn.find((d) => d.reportingMta)?.reportingMta ?? null;
+      return { ...report, kind: 'bounce', recipients: fromDsn(list, text) };
+    }
+  }
+
+  const notice = looksLikeFailureNotice(top, text);
+  if (!notice && isAutoReply(top)) return { ...report, kind: 'autoreply' };
+  if (!notice && !header(top, 'x-failed-recipients')) return report;
+
+  // Some MTAs paste the RFC 3464 fields into the text instead of a separate part.
+  const inline = /^(?:Final|Original)-Recipient:/im.exec(text);
+  if (inline) {
+    const dsn = parseDeliveryStatus(text.slice(inline.index));
+    if (dsn.recipients.some((r) => r.address)) {
+      report.reportingMta = dsn.reportingMta;
+      return { ...report, kind: 'bounce', recipients: fromDsn(dsn.recipients, text.slice(0, inline.index)) };
+    }
+  }
+
+  const exclude = new Set([...addressesOf(header(top, 'from')), ...addressesOf(header(top, 'to'))].map((a) => a.toLowerCase()));
+  const listed = addressesOf(header(top, 'x-failed-recipients'));
+  const action = noticeAction(top, text);
+  const entries = parseNotice(text, listed, exclude);
+  if (entries.length === 0) return notice ? { ...report, kind: 'bounce' } : report;
+  const recipients = entries.map((e) => recipient(e.address, action, e.block, null, null, e.block));
+  return { ...report, kind: 'bounce', recipients };
+}
+
+/** Parses a report; never throws, whatever the bytes (garbage → kind "unknown"). */
+export async function parseReport(raw: Buffer): Promise<ParsedReport> {
+  return parseReportSync(raw);
+}
+
+export function parseReportSync(raw: Buffer): ParsedReport {
+  try {
+    return parse(raw);
+  } catch {
+    return empty();
+  }
+}
