@@ -1,0 +1,216 @@
+import { spawnSync } from 'node:child_process';
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DnsResolver } from '../../src/core/ports.ts';
+import { dkimTxtRecord, generateDkimKey, type DkimKeyPair } from '../../src/dkim/keys.ts';
+import { MAX_LINE_OCTETS, normaliseMessage, signMessage } from '../../src/dkim/sign.ts';
+import { createDnsResolver } from '../../src/dns/resolver.ts';
+import { startTestDns, type TestDns } from '../helpers/dns-server.ts';
+import { startSmtpSink } from '../helpers/smtp-sink.ts';
+
+const DOMAIN = 'example.test';
+const SELECTOR = 'mk1';
+
+let dns: TestDns;
+let resolver: DnsResolver;
+let key: DkimKeyPair;
+
+beforeAll(async () => {
+  [dns, key] = await Promise.all([startTestDns(), generateDkimKey()]);
+  dns.set(`${SELECTOR}._domainkey.${DOMAIN}`, 'TXT', dkimTxtRecord(key.publicKeyBase64));
+  resolver = createDnsResolver([dns.address], 2000);
+});
+afterAll(async () => {
+  await dns.close();
+});
+
+/** mailauth's resolver hook, answered by our real resolver against the test DNS server. */
+function mailauthResolver(name: string, rrtype: string): Promise<string[][] | string[]> {
+  if (rrtype === 'TXT') return resolver.resolveTxt(name);
+  if (rrtype === 'A') return resolver.resolve4(name);
+  if (rrtype === 'AAAA') return resolver.resolve6(name);
+  return Promise.reject(Object.assign(new Error(`unsupported ${rrtype}`), { code: 'ENOTFOUND' }));
+}
+
+async function mailauthResult(message: Buffer): Promise<string> {
+  const result = await dkimVerify(message, { resolver: mailauthResolver });
+  return result.results.map((entry) => entry.status.result).join(',');
+}
+
+/** dkimpy (python3-dkim) is packaged for Debian's python, which may not be the first python3 on PATH. */
+function findDkimpy(): string | null {
+  for (const python of ['python3', '/usr/bin/python3']) {
+    const probe = spawnSync(python, ['-c', 'import dkim'], { stdio: 'ignore' });
+    if (probe.status === 0) return python;
+  }
+  return null;
+}
+const dkimpyPython = findDkimpy();
+
+const DKIMPY_VERIFY = `
+import dkim, os, sys
+record = os.environ['DKIM_TXT'].encode()
+def dnsfunc(name, timeout=5):
+    return record if name.decode().rstrip('.') == os.environ['DKIM_NAME'] else None
+sys.stdout.write('pass' if dkim.verify(sys.stdin.buffer.read(), dnsfunc=dnsfunc) else 'fail')
+`;
+
+function dkimpyResult(message: Buffer): string {
+  const run = spawnSync(dkimpyPython!, ['-c', DKIMPY_VERIFY], {
+    input: message,
+    env: { ...process.env, DKIM_TXT: dkimTxtRecord(key.publicKeyBase64), DKIM_NAME: `${SELECTOR}._domainkey.${DOMAIN}` },
+  });
+  if (run.status !== 0) throw new Error(`dkimpy failed: ${run.stderr.toString()}`);
+  return run.stdout.toString();
+}
+
+const plain = Buffer.from(
+  [
+    'From: "Sender" <sender@example.test>',
+    'To: rcpt@dest.test',
+    'Cc: other@dest.test',
+    'Subject: Hello there',
+    'Date: Sat, 21 Nov 2026 10:00:00 +0000',
+    'Message-ID: <abc.123@example.test>',
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    'Content-Transfer-Encoding: 8bit',
+    'Feedback-ID: msg:ws1:transactional:mailsvc',
+    'List-Unsubscribe: <https://t.example.test/t/u/abc>, <mailto:u+abc@bounces.example.test>',
+    'List-Unsubscribe-Post: List-Unsubscribe=One-Click',
+    'X-Unsigned: not in h=',
+    '',
+    'Grüße,  with   spaces   ',
+    '',
+    '',
+  ].join('\r\n'),
+);
+
+const awkward = Buffer.concat([
+  Buffer.from('From: sender@example.test\nTo: rcpt@dest.test\nSubject: long lines\n'),
+  Buffer.from('MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\n\n'),
+  Buffer.from(`${'x'.repeat(2000)}\n`),
+  Buffer.from(`${'word '.repeat(400)}\n`),
+  Buffer.from(`${'é'.repeat(1200)}\nbare CR\rend`),
+]);
+
+function lines(message: Buffer): string[] {
+  return message.toString('latin1').split('\r\n');
+}
+
+describe('normaliseMessage', () => {
+  it('leaves CRLF only, no line over 998 octets, a final CRLF, and UTF-8 sequences whole', () => {
+    const out = normaliseMessage(awkward);
+    const text = out.toString('latin1');
+    expect(text).not.toMatch(/\r(?!\n)|(?<!\r)\n/);
+    expect(text.endsWith('\r\n')).toBe(true);
+    for (const line of lines(out)) expect(line.length).toBeLessThanOrEqual(MAX_LINE_OCTETS);
+    const body = out.toString('utf8').split('\r\n\r\n')[1]!;
+    expect(body).not.toContain('\uFFFD');
+    expect(body.replace(/\r\n/g, '')).toBe(
+      `${'x'.repeat(2000)}${'word '.repeat(400)}${'é'.repeat(1200)}bare CRend`,
+    );
+  });
+
+  it('folds an over-long header at whitespace, which unfolding undoes', () => {
+    const long = `Subject: ${'abc '.repeat(400)}`;
+    const out = normaliseMessage(Buffer.from(`${long}\r\n\r\nbody\r\n`));
+    const head = out.toString('latin1').split('\r\n\r\n')[0]!;
+    for (const line of head.split('\r\n')) expect(line.length).toBeLessThanOrEqual(MAX_LINE_OCTETS);
+    expect(head.replace(/\r\n(?=[ \t])/g, '')).toBe(long);
+  });
+
+  it('leaves a well-formed message byte for byte', () => {
+    expect(normaliseMessage(plain).equals(plain)).toBe(true);
+  });
+});
+
+describe('signMessage', () => {
+  it('prepends a relaxed/relaxed rsa-sha256 signature over the present fields, From oversigned', async () => {
+    const signed = await signMessage(plain, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem });
+    const field = signed.toString('latin1').split(/\r\n(?![ \t])/)[0]!.replace(/\r\n[ \t]+/g, ' ');
+    expect(field).toMatch(/^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=example\.test;/);
+    expect(field).toContain('s=mk1;');
+    const h = /h=([^;]+);/.exec(field)![1]!.split(':').map((name) => name.trim().toLowerCase());
+    expect(h.filter((name) => name === 'from')).toHaveLength(2);
+    expect(new Set(h)).toEqual(
+      new Set([
+        'from', 'to', 'cc', 'subject', 'date', 'message-id', 'mime-version', 'content-type',
+        'content-transfer-encoding', 'feedback-id', 'list-unsubscribe', 'list-unsubscribe-post',
+      ]),
+    );
+    expect(signed.subarray(signed.length - plain.length).equals(plain)).toBe(true);
+  });
+
+  it('verifies with mailauth, the key fetched from the test DNS server', async () => {
+    const signed = await signMessage(plain, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem });
+    expect(await mailauthResult(signed)).toBe('pass');
+    expect(dns.queries).toContainEqual({ name: `${SELECTOR}._domainkey.${DOMAIN}`, type: 'TXT' });
+  });
+
+  it('verifies after normalising bare LF, bare CR and 2000-octet lines', async () => {
+    const signed = await signMessage(awkward, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem });
+    expect(await mailauthResult(signed)).toBe('pass');
+    for (const line of lines(signed)) expect(line.length).toBeLessThanOrEqual(MAX_LINE_OCTETS);
+  });
+
+  it('fails verification when a signed field changes or a second From is added', async () => {
+    const signed = (await signMessage(plain, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem }))
+      .toString('latin1');
+    expect(await mailauthResult(Buffer.from(signed.replace('Hello there', 'Hello where'), 'latin1'))).toBe('fail');
+    expect(await mailauthResult(Buffer.from(`From: evil@attacker.test\r\n${signed}`, 'latin1'))).toBe('fail');
+    expect(await mailauthResult(Buffer.from(signed.replace('X-Unsigned: not', 'X-Unsigned: yes'), 'latin1'))).toBe(
+      'pass',
+    );
+  });
+
+  it('still verifies after SMTP transit through a real server', async () => {
+    const sink = await startSmtpSink();
+    try {
+      const signed = await signMessage(awkward, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem });
+      const client = new SMTPConnection({ host: sink.host, port: sink.port, name: 'client.test' });
+      await new Promise<void>((resolve, reject) => {
+        client.on('error', reject);
+        client.connect(() =>
+          client.send({ from: 'b@bounces.example.test', to: 'rcpt@dest.test' }, signed, (err) =>
+            err ? reject(err) : resolve(),
+          ),
+        );
+      });
+      client.close();
+      const [received] = await sink.waitForMessages(1);
+      expect(await mailauthResult(received!.raw)).toBe('pass');
+    } finally {
+      await sink.close();
+    }
+  });
+
+  it('uses the given time for t=', async () => {
+    const now = Date.UTC(2026, 10, 21, 10, 0, 0);
+    const signed = await signMessage(plain, {
+      domain: DOMAIN,
+      selector: SELECTOR,
+      privateKeyPem: key.privateKeyPem,
+      now,
+    });
+    expect(signed.toString('latin1')).toContain(`t=${now / 1000};`);
+  });
+
+  describe.skipIf(!dkimpyPython)('with dkimpy', () => {
+    it('verifies a plain message and the normalised awkward one', async () => {
+      for (const message of [plain, awkward]) {
+        const signed = await signMessage(message, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem });
+        expect(dkimpyResult(signed)).toBe('pass');
+      }
+      const signed = await signMessage(plain, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem });
+      expect(dkimpyResult(Buffer.from(`From: evil@attacker.test\r\n${signed.toString('latin1')}`, 'latin1'))).toBe(
+        'fail',
+      );
+    });
+  });
+
+  it.runIf(!dkimpyPython)('dkimpy: python3-dkim not installed, dkimpy verification skipped', () => {
+    console.warn('python3-dkim not installed: the dkimpy verification tests were skipped');
+  });
+});
