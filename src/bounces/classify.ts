@@ -29,10 +29,15 @@ export function reasonFromText(text: string): Reason | null {
   return null;
 }
 
-/** Only a failed RCPT says the address is unknown; "user unknown" after DATA is a content filter hiding behind it. */
-function adjustForCommand(reason: Reason, command: string | null | undefined): Reason {
-  if (command === 'DATA' && reason === 'user_unknown') return 'content_filtered';
-  return reason;
+/**
+ * A recipient is accepted or refused at RCPT TO; a "user unknown" that answers the end of DATA
+ * comes after the server has read the message, so it is a content filter hiding behind the
+ * phrase (unless the enhanced code still says X.1.1, bad destination mailbox).
+ */
+function adjustForCommand(reason: Reason, command: string | null | undefined, status: string, byText: boolean): Reason {
+  if (reason !== 'user_unknown' || !byText) return reason;
+  if (command !== 'DATA' || /^.\.1\.1$/.test(status)) return reason;
+  return 'content_filtered';
 }
 
 export function classify(input: ClassifyInput): ReplyClassification {
@@ -49,13 +54,14 @@ export function classify(input: ClassifyInput): ReplyClassification {
   const status = precise ?? inText ?? `${cls}.0.0`;
 
   const byStatus = statusRule(status);
+  const byText = reasonFromText(text);
   let reason: Reason =
     (byStatus?.decisive ? byStatus.reason : null) ??
-    reasonFromText(text) ??
+    byText ??
     byStatus?.reason ??
     (code ? REPLY_RULES[code] : undefined) ??
     (input.action === 'delayed' ? 'expired' : cls === '4' ? 'temporary_failure' : 'undefined');
-  reason = adjustForCommand(reason, input.command);
+  reason = adjustForCommand(reason, input.command, status, reason === byText);
 
   const bounceType = cls === '4' ? 'transient' : REASONS[reason];
   return { bounceType, reason, status };
@@ -66,13 +72,31 @@ export function classifyReply(input: ReplyInput): ReplyClassification {
   return classify({ smtpCode: input.smtpCode, status: input.status, text: input.text });
 }
 
-/** Which SMTP command a diagnostic says it answered: Postfix "(in reply to end of DATA command)", Exim "after RCPT TO:", Sendmail ">>> DATA". */
+const COMMANDS: readonly [RegExp, string][] = [
+  // Postfix: "(in reply to RCPT TO command)", "(in reply to end of DATA command)"
+  [/in reply to (?:end of )?(DATA|RCPT|MAIL|HELO|EHLO)\b/i, ''],
+  // Exim: "SMTP error from remote mail server after RCPT TO:<a@b>:", "after end of data"
+  [/after (?:end of )?(DATA|RCPT|MAIL|HELO|EHLO)\b/i, ''],
+  // qmail: "192.0.2.153 does not like recipient."; DragonFly: "did not like our final DATA"
+  [/(?:does not|doesn't|did not|didn't) like recipient/i, 'RCPT'],
+  [/(?:does not|doesn't|did not|didn't) like (?:our final )?DATA/i, 'DATA'],
+  [/(?:does not|doesn't|did not|didn't) like sender/i, 'MAIL'],
+  // Yahoo: "550 5.1.1 <kijitora@example.org>... User Unknown [RCPT_TO]"
+  [/\[(RCPT)_TO\]/i, ''],
+];
+
+/** Which SMTP command a diagnostic or transcript says the failing reply answered. */
 export function commandFromText(text: string): string | null {
-  const m =
-    /in reply to (?:end of )?(DATA|RCPT TO|MAIL FROM|HELO|EHLO|RCPT|MAIL)\b/i.exec(text) ??
-    /after (?:end of )?(DATA|RCPT TO|MAIL FROM|HELO|EHLO|RCPT|MAIL)\b/i.exec(text) ??
-    /^>>> (DATA|RCPT TO|MAIL FROM|HELO|EHLO)\b/im.exec(text);
-  if (!m) return null;
-  const c = m[1]!.toUpperCase();
-  return c.startsWith('RCPT') ? 'RCPT' : c.startsWith('MAIL') ? 'MAIL' : c;
+  // Sendmail transcript: the last ">>> COMMAND" before the first "<<< 4xx/5xx" reply.
+  const reply = /^<<<\s*[45]\d\d/m.exec(text);
+  if (reply) {
+    const sent = [...text.slice(0, reply.index).matchAll(/^>>>\s*([A-Za-z]+)/gm)];
+    const last = sent[sent.length - 1];
+    if (last) return last[1]!.toUpperCase();
+  }
+  for (const [pattern, fixed] of COMMANDS) {
+    const m = pattern.exec(text);
+    if (m) return fixed || m[1]!.toUpperCase();
+  }
+  return null;
 }

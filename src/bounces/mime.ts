@@ -113,9 +113,8 @@ export function decodeWords(value: string): string {
 function splitMultipart(body: string, boundary: string): string[] | null {
   const delim = `--${boundary}`;
   const parts: string[] = [];
-  let pos = body.startsWith(delim) ? 0 : body.indexOf(`\n${delim}`);
-  if (pos < 0) return null;
-  if (pos > 0) pos += 1;
+  let pos = body.startsWith(delim) ? 0 : body.indexOf(`\n${delim}`) + 1;
+  if (pos < 0 || (pos === 0 && !body.startsWith(delim))) return null;
   for (;;) {
     const lineEnd = body.indexOf('\n', pos);
     const marker = body.slice(pos + delim.length, lineEnd < 0 ? body.length : lineEnd);

@@ -2,7 +2,7 @@
 // Each pattern has above it the line from a real notice it was written for. The address is
 // always capture group 1; cleanAddress() strips brackets and punctuation afterwards.
 
-const A = String.raw`<?([^\s<>()"',;]+@[^\s<>()"',;]+?)>?`;
+const A = String.raw`<?([^\s<>()"',;:]+@[A-Za-z0-9.\-\[\]:]*[A-Za-z0-9\]])>?`;
 
 export interface LeadPattern {
   pattern: RegExp;
@@ -16,9 +16,11 @@ export const NOTICE_LEADS: readonly LeadPattern[] = [
   // qmail, Postfix text part, Yahoo:  "<kijitora@example.org>:"
   //   then "Remote host said: 550 5.1.1 <kijitora@example.org>... User Unknown"
   lead(new RegExp(String.raw`^\s*<([^\s<>]+@[^\s<>]+)>\s*:`)),
-  // Exim, Gmail, GMX, Zoho: the address alone on its line, often indented
+  // Exim, Gmail: the address alone on its line, often indented
   //   "  kijitora@example.jp" / "     userunknown@example.jp"
-  lead(new RegExp(String.raw`^\s*${A}\s*:?\s*$`)),
+  // GMX: '"shironeko@example.jp":'
+  // Sendmail-style text (Active!Hunter, V5 sendmail): ">>> kijitora@example.org <kijitora@example.org>"
+  lead(new RegExp(String.raw`^\s*(?:>>>\s*)?"?${A}"?\s*:?\s*(?:<[^<>\s]+>)?\s*(?:\.{3}.*)?$`)),
   // Exim with routing detail: "  kijitora@example.jp (generated from neko@example.jp)"
   //   "  kijitora@example.jp <neko@example.jp>: ..."
   lead(new RegExp(String.raw`^\s{0,8}${A}\s*(?:\(generated from|\(expanded from|<[^>]+>:|:\s+\S)`)),
@@ -46,7 +48,10 @@ export const NOTICE_LEADS: readonly LeadPattern[] = [
   // ezweb, KDDI, Japanese carriers: "<kijitora@ezweb.ne.jp>" inside a sentence in the text,
   // and SMTP transcripts: "RCPT TO:<kijitora@example.jp>"
   lead(new RegExp(String.raw`RCPT TO:\s*${A}`, 'i'), false),
+  // Zoho: "kijitora@example.co.jp Invalid Address, ERROR_CODE :550, ERROR_CODE :5.1.1 ..."
   lead(new RegExp(String.raw`^\s*${A}\s*[.:]?\s*\S.*$`), false),
+  // IMail: "User mailbox exceeds allowed size: kijitora@example.co.jp"
+  lead(new RegExp(String.raw`^[^:<>@]{3,80}:\s+${A}\s*$`), false),
 ];
 
 /** Lines that begin the quoted original message in a one-part notice. */

@@ -35,7 +35,8 @@ function partText(part: MimePart): string {
 }
 
 function humanPart(parts: MimePart[]): MimePart | null {
-  return parts.find((p) => p.contentType === 'text/plain') ?? parts.find((p) => p.contentType.startsWith('text/') && p.contentType !== 'text/rfc822-headers') ?? null;
+  const text = parts.filter((p) => p.contentType.startsWith('text/') && p.contentType !== 'text/rfc822-headers' && /\S/.test(p.body));
+  return text.find((p) => p.contentType === 'text/plain') ?? text[0] ?? null;
 }
 
 const MESSAGE_ID = /^Message-I[Dd][ \t]*:[ \t]*(?:\n[ \t]+)?(<[^<>\s]+>)/im;
