@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { oneJson, runCli } from '../helpers/cli.ts';
+import { STORES } from '../helpers/stores.ts';
+import { startTestServer } from '../helpers/server.ts';
+
+describe.each(STORES)('the mailsvc CLI (%s)', (kind) => {
+  it('prints exactly one JSON document for every --json command', async () => {
+    const server = await startTestServer(kind);
+    const cfg = ['--config', server.configFile];
+    const created = oneJson(await runCli([...cfg, 'workspace', 'create', 'acme', '--json']));
+    expect(Object.keys(created)).toEqual(expect.arrayContaining(['id', 'name', 'api_key']));
+    expect(created.api_key).toMatch(/^mk_[0-9A-Za-z]{32}$/);
+
+    const runs = [
+      ['migrate', '--json'],
+      ['workspace', 'list', '--json'],
+      ['workspace', 'limits', 'acme', '--per-minute', '120', '--per-hour', '5000', '--json'],
+      ['domain', 'add', 'cli.test', '--workspace', 'acme', '--json'],
+      ['domain', 'list', '--json'],
+      ['domain', 'show', 'cli.test', '--json'],
+      ['domain', 'tracking', 'cli.test', '--open', 'on', '--click', 'off', '--json'],
+      ['key', 'create', '--workspace', 'acme', '--domain', 'cli.test', '--json'],
+      ['key', 'list', '--json'],
+    ];
+    const docs: Record<string, any> = {};
+    for (const args of runs) {
+      const res = await runCli([...cfg, ...args]);
+      expect(res.code, `${args.join(' ')}: ${res.stderr}`).toBe(0);
+      docs[args.slice(0, 2).join(' ')] = JSON.parse(res.stdout);
+    }
+    expect(docs['workspace limits']).toMatchObject({ name: 'acme', rate_per_minute: 120, rate_per_hour: 5000 });
+    expect(docs['domain tracking']).toMatchObject({ open_tracking: true, click_tracking: false });
+    expect(docs['key create']).toMatchObject({ scope: 'domain:cli.test' });
+    expect(Object.keys(docs['key create'])).toEqual(expect.arrayContaining(['id', 'api_key', 'scope']));
+    expect(docs['key list']).toHaveLength(2);
+
+    const revoked = oneJson(await runCli([...cfg, 'key', 'revoke', String(docs['key create'].id), '--json']));
+    expect(revoked.revoked_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const removed = oneJson(await runCli([...cfg, 'domain', 'remove', 'cli.test', '--json']));
+    expect(removed).toMatchObject({ name: 'cli.test', deleted: true });
+  });
+
+  it('exits non-zero with a clear message on stderr for bad arguments', async () => {
+    const server = await startTestServer(kind);
+    const cfg = ['--config', server.configFile];
+    const cases: [string[], RegExp][] = [
+      [['workspace', 'limits', 'acme', '--per-minute', 'lots'], /--per-minute.*must be a positive integer/],
+      [['workspace', 'limits', 'nobody', '--per-minute', '5'], /Not found/],
+      [['domain', 'add', 'bad domain', '--workspace', 'x'], /Not found|domain name/],
+      [['domain', 'tracking', 'x.test', '--open', 'maybe'], /must be on or off/],
+      [['key', 'create'], /required option '--workspace <name>'/],
+      [['key', 'revoke', 'abc'], /positive integer/],
+      [['no-such-command'], /unknown command/],
+    ];
+    for (const [args, message] of cases) {
+      const res = await runCli([...cfg, ...args]);
+      expect(res.code, args.join(' ')).not.toBe(0);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toMatch(message);
+    }
+  });
+
+  it('reaches a running server at once: a key revoked by the CLI is refused', async () => {
+    const server = await startTestServer(kind);
+    const cfg = ['--config', server.configFile];
+    oneJson(await runCli([...cfg, 'workspace', 'create', 'live', '--json']));
+    const created = oneJson(await runCli([...cfg, 'key', 'create', '--workspace', 'live', '--json']));
+    expect((await server.api('GET', '/domains', { key: created.api_key })).status).toBe(200);
+    const started = Date.now();
+    oneJson(await runCli([...cfg, 'key', 'revoke', String(created.id), '--json']));
+    expect((await server.api('GET', '/domains', { key: created.api_key })).status).toBe(401);
+    expect(Date.now() - started).toBeLessThan(5000);
+
+    oneJson(await runCli([...cfg, 'workspace', 'limits', 'live', '--per-minute', '1', '--json']));
+    const key2 = oneJson(await runCli([...cfg, 'key', 'create', '--workspace', 'live', '--json'])).api_key;
+    expect((await server.api('GET', '/domains', { key: key2 })).status).toBe(200);
+    expect((await server.api('GET', '/domains', { key: key2 })).status).toBe(429);
+  });
+});
