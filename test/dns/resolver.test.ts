@@ -99,6 +99,14 @@ describe('createDnsResolver against a real DNS server', () => {
     expect((await failure(resolver.resolveMx('broken.test'))).kind).toBe('temporary');
   });
 
+  it('can fail one record type of a name and answer the others', async () => {
+    dns.set('partial.test', 'TXT', 'ok');
+    dns.servfail('partial.test', 'A');
+    const resolver = createDnsResolver([dns.address], 2000);
+    expect((await failure(resolver.resolve4('partial.test'))).kind).toBe('temporary');
+    expect(await resolver.resolveTxt('partial.test')).toEqual([['ok']]);
+  });
+
   it('reports an unanswered query as temporary once the timeout runs out', async () => {
     dns.drop('silent.test');
     const resolver = createDnsResolver([dns.address], 100);

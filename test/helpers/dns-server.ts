@@ -20,8 +20,8 @@ export interface TestDns {
   port: number;
   /** Replaces the records of one type for a name; the name then exists in the zone. */
   set<T extends TestRecordType>(name: string, type: T, records: TestRecords[T] | TestRecords[T][]): void;
-  /** Answers SERVFAIL for every query about the name. */
-  servfail(name: string): void;
+  /** Answers SERVFAIL for queries about the name (of one type only, when given). */
+  servfail(name: string, type?: TestRecordType): void;
   /** Never answers queries about the name, so the client runs into its timeout. */
   drop(name: string): void;
   /** Forgets one name (records, failures), or the whole zone. */
@@ -61,6 +61,7 @@ function chunkTxt(text: string): Buffer[] {
 interface ZoneEntry {
   records: Map<number, unknown[]>;
   failure?: 'servfail' | 'drop';
+  servfailTypes?: Set<number>;
 }
 
 type Request = InstanceType<typeof Packet>;
@@ -100,7 +101,7 @@ export async function startTestDns(): Promise<TestDns> {
     queries.push({ name, type: typeName(question.type) });
     const found = zone.get(name);
     if (found?.failure === 'drop') return;
-    if (found?.failure === 'servfail') {
+    if (found?.failure === 'servfail' || found?.servfailTypes?.has(question.type)) {
       response.header.rcode = RCODE.SERVFAIL;
     } else if (!found) {
       response.header.rcode = RCODE.NXDOMAIN;
@@ -154,8 +155,10 @@ export async function startTestDns(): Promise<TestDns> {
         list.map((record) => toWire(type, record)),
       );
     },
-    servfail(name) {
-      entry(name).failure = 'servfail';
+    servfail(name, type) {
+      const target = entry(name);
+      if (type === undefined) target.failure = 'servfail';
+      else (target.servfailTypes ??= new Set()).add(TYPE_CODES[type]);
     },
     drop(name) {
       entry(name).failure = 'drop';
