@@ -1,0 +1,76 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/load.ts';
+import { runCli } from '../helpers/cli.ts';
+
+function problems(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration', () => {
+  it('has the SPEC defaults and derives hostname-based values', () => {
+    const c = loadConfig({ env: {}, overrides: { server: { hostname: 'Mail.Example.COM' } } });
+    expect(c.http).toStrictEqual({ host: '0.0.0.0', port: 3000, bodyLimit: 10485760 });
+    expect(c.submission).toMatchObject({ port: 1587, tlsPort: 1465, maxSize: 26214400, allowInsecureAuth: false, loopbackInsecureAuth: true });
+    expect(c.inbound).toMatchObject({ port: 2525, returnPathDomain: 'bounces.mail.example.com' });
+    expect(c.delivery).toMatchObject({ port: 25, tls: 'opportunistic', relayHost: null, maxConnectionsPerHost: 10, maxAge: 259200, leaseSeconds: 30 });
+    expect(c.delivery.retrySchedule).toStrictEqual([60, 300, 900, 1800, 3600, 7200, 14400, 28800]);
+    expect(c.webhooks).toMatchObject({ timeout: 10, pauseAfter: 10, probeInterval: 300, disableAfter: 259200, allowPrivateAddresses: false });
+    expect(c.tracking.baseUrl).toBe('http://mail.example.com:3000');
+    expect(c.retention.days).toBe(30);
+    expect(c.database.client).toBe('sqlite');
+    expect(Object.isFrozen(c.http)).toBe(true);
+  });
+
+  it('layers a file, then MAILSVC_* variables, then flags', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailsvc-cfg-'));
+    const file = join(dir, 'c.json');
+    writeFileSync(file, JSON.stringify({ http: { port: 4000, host: '127.0.0.1' }, dns: { servers: ['127.0.0.1:5353'] } }));
+    const c = loadConfig({ file, env: { MAILSVC_HTTP_PORT: '4001', MAILSVC_HTTP_BODY_LIMIT: '2048', MAILSVC_DELIVERY_RELAY_HOST: 'smtp.relay.test:587' } });
+    expect(c.http).toStrictEqual({ host: '127.0.0.1', port: 4001, bodyLimit: 2048 });
+    expect(c.dns.servers).toStrictEqual(['127.0.0.1:5353']);
+    expect(c.delivery.relayHost).toBe('smtp.relay.test:587');
+    expect(loadConfig({ file, env: { MAILSVC_HTTP_PORT: '4001' }, overrides: { http: { port: 4002 } } }).http.port).toBe(4002);
+    expect(loadConfig({ env: { MAILSVC_CONFIG: file } }).http.port).toBe(4000);
+  });
+
+  it('names every unknown or mistyped key', () => {
+    const found = problems(() =>
+      loadConfig({ env: { MAILSVC_HTTP_PORT: 'eighty' }, overrides: { htp: {}, delivery: { tls: 'maybe', maxConnectionPerHost: 3 } } }),
+    );
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'htp: unknown key',
+        'delivery.maxConnectionPerHost: unknown key',
+        expect.stringMatching(/^http\.port: .*"eighty"/),
+        expect.stringMatching(/^delivery\.tls: /),
+      ]),
+    );
+    expect(problems(() => loadConfig({ env: {}, overrides: { database: { client: 'pg' } } }))).toStrictEqual([
+      'database.connection: a PostgreSQL connection string is required with client "pg"',
+    ]);
+  });
+
+  it('stops `mailsvc serve` at start with a message naming the bad key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailsvc-cfg-'));
+    const file = join(dir, 'c.json');
+    writeFileSync(file, JSON.stringify({ dataDir: dir, http: { prot: 3000 }, delivery: { leaseSeconds: 'long' } }));
+    const res = await runCli(['--config', file, 'serve']);
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(/http\.prot: unknown key/);
+    expect(res.stderr).toMatch(/delivery\.leaseSeconds: /);
+    const broken = join(dir, 'broken.json');
+    writeFileSync(broken, '{ "http": ');
+    const res2 = await runCli(['--config', broken, 'serve']);
+    expect(res2.code).not.toBe(0);
+    expect(res2.stderr).toMatch(/broken\.json/);
+  });
+});
