@@ -1,0 +1,25 @@
+# syntax=docker/dockerfile:1
+# Build stage: compile the native SQLite binding with the full toolchain.
+FROM node:22-bookworm AS build
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY bin ./bin
+COPY src ./src
+COPY config ./config
+COPY tsconfig.json ./
+
+# Runtime stage: no compilers, an unprivileged user, data on a volume.
+FROM node:22-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app /app
+RUN mkdir -p /app/data && chown -R node:node /app/data
+USER node
+VOLUME ["/app/data"]
+# HTTP API 3000; SMTP submission 1587 (STARTTLS) and 1465 (TLS); inbound MX 2525.
+# Production maps the standard ports onto them: -p 25:2525 -p 587:1587 -p 465:1465 -p 443->3000 via a proxy.
+EXPOSE 3000 1587 1465 2525
+HEALTHCHECK --interval=30s --timeout=5s CMD node -e "fetch('http://127.0.0.1:3000/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+ENTRYPOINT ["node", "bin/mailsvc"]
+CMD ["serve"]
