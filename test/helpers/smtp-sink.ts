@@ -61,6 +61,8 @@ export interface SmtpSink {
   refuseConnections(count?: number, how?: 'close' | '421'): void;
   /** The next `count` connections wait `ms` before the greeting. */
   stallGreeting(ms: number, count?: number): void;
+  /** Drops every open client connection without a word, as a server ending idle sessions may. */
+  dropConnections(): void;
   waitForMessages(n: number): Promise<SinkMessage[]>;
   waitForConnections(n: number): Promise<SinkConnection[]>;
   waitFor(predicate: () => boolean, what: string): Promise<void>;
@@ -160,7 +162,8 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     authOptional: !options.auth,
     allowInsecureAuth: true,
     authMethods: ['PLAIN', 'LOGIN'],
-    disabledCommands: options.auth ? [] : ['AUTH'],
+    // Hidden is not enough: smtp-server still answers STARTTLS with its built-in certificate.
+    disabledCommands: [...(options.auth ? [] : ['AUTH']), ...(tls ? [] : ['STARTTLS'])],
     onConnect(session: SMTPServerSession, callback) {
       const connection: SinkConnection = {
         id: session.id,
@@ -274,6 +277,9 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     },
     stallGreeting(ms, count = Number.POSITIVE_INFINITY) {
       stall = { count, ms };
+    },
+    dropConnections() {
+      for (const socket of sockets.values()) socket.destroy();
     },
     async waitForMessages(n) {
       await waitFor(() => messages.length >= n, `${n} messages (have ${messages.length})`);

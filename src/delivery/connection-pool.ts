@@ -1,0 +1,204 @@
+/** What the pool needs from a connection. */
+export interface Poolable {
+  readonly alive: boolean;
+  /** Makes the connection ready for another transaction; false when it is not. */
+  reset(): Promise<boolean>;
+  quit(): void;
+  destroy(): void;
+  onClose(listener: () => void): void;
+}
+
+export interface PoolLimits {
+  perKey: number;
+  total: number;
+  idleTimeoutMs: number;
+}
+
+type Grant<C, F> = { session: C } | { failure: F } | { retry: true };
+
+interface Entry {
+  key: string;
+  idleTimer: NodeJS.Timeout | null;
+}
+
+/**
+ * Connections per destination (`host:port`), at most `perKey` each and `total` overall; callers
+ * beyond a cap queue in arrival order. A released connection goes straight to the next caller
+ * for its destination, or idles until `idleTimeoutMs` (Postfix keeps idle SMTP connections for
+ * a few seconds too, `smtp_connection_cache_time_limit`, because receivers drop idle clients).
+ */
+export class ConnectionPool<C extends Poolable, F> {
+  private readonly limits: PoolLimits;
+  private readonly entries = new Map<C, Entry>();
+  /** Connections per key, counting those still being opened. */
+  private readonly counts = new Map<string, number>();
+  private readonly idle = new Map<string, C[]>();
+  private readonly waiters = new Map<string, ((grant: Grant<C, F>) => void)[]>();
+  private total = 0;
+  private closed = false;
+  private closedFailure: F | null = null;
+  private drained: (() => void) | null = null;
+
+  constructor(limits: PoolLimits) {
+    this.limits = limits;
+  }
+
+  async acquire(key: string, open: () => Promise<C | F>, isConnection: (value: C | F) => value is C): Promise<C | F> {
+    for (;;) {
+      if (this.closed) return this.closedFailure as F;
+      const warm = this.takeIdle(key);
+      if (warm) return warm;
+      if (this.count(key) < this.limits.perKey && (this.total < this.limits.total || this.evictIdle())) {
+        return this.openNew(key, open, isConnection);
+      }
+      const grant = await new Promise<Grant<C, F>>((resolve) => this.queue(key).push(resolve));
+      if ('session' in grant) return grant.session;
+      if ('failure' in grant) return grant.failure;
+    }
+  }
+
+  /** Gives a connection back after a transaction; `reusable` false discards it. */
+  async release(session: C, reusable: boolean): Promise<void> {
+    const entry = this.entries.get(session);
+    if (!entry) return;
+    if (!reusable || this.closed || !session.alive || !(await session.reset()) || this.closed) {
+      this.discard(session, 'destroy');
+      return;
+    }
+    const waiter = this.queue(entry.key).shift();
+    if (waiter) return waiter({ session });
+    const timer = setTimeout(() => this.discard(session, 'quit'), this.limits.idleTimeoutMs);
+    timer.unref();
+    entry.idleTimer = timer;
+    this.idleList(entry.key).push(session);
+  }
+
+  stats(): { open: number; perHost: Record<string, number> } {
+    const perHost: Record<string, number> = {};
+    for (const [key, count] of this.counts) if (count > 0) perHost[key] = count;
+    return { open: this.total, perHost };
+  }
+
+  /** Fails queued callers with `failure`, closes idle connections, resolves when all are gone. */
+  close(failure: F): Promise<void> {
+    this.closed = true;
+    this.closedFailure = failure;
+    for (const queue of this.waiters.values()) for (const waiter of queue.splice(0)) waiter({ failure });
+    for (const list of this.idle.values()) for (const session of [...list]) this.discard(session, 'quit');
+    if (this.total === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.drained = resolve;
+    });
+  }
+
+  private async openNew(key: string, open: () => Promise<C | F>, isConnection: (value: C | F) => value is C) {
+    this.counts.set(key, this.count(key) + 1);
+    this.total++;
+    let opened: C | F;
+    try {
+      opened = await open();
+    } catch (err) {
+      this.uncount(key);
+      throw err;
+    }
+    if (!isConnection(opened)) {
+      this.uncount(key);
+      // Nobody else is connected there: those queued behind this attempt would only repeat it
+      // and wait out the same timeout, so they get its failure now.
+      if (this.count(key) === 0) for (const waiter of this.queue(key).splice(0)) waiter({ failure: opened });
+      return opened;
+    }
+    this.entries.set(opened, { key, idleTimer: null });
+    opened.onClose(() => this.discard(opened, 'none'));
+    if (this.closed) {
+      this.discard(opened, 'quit');
+      return this.closedFailure as F;
+    }
+    return opened;
+  }
+
+  private takeIdle(key: string): C | undefined {
+    const list = this.idleList(key);
+    while (list.length > 0) {
+      const session = list.pop()!;
+      const entry = this.entries.get(session);
+      if (entry?.idleTimer) clearTimeout(entry.idleTimer);
+      if (entry) entry.idleTimer = null;
+      if (session.alive) return session;
+      this.discard(session, 'none');
+    }
+    return undefined;
+  }
+
+  /** Frees room under the overall cap by closing the longest-idle connection of any destination. */
+  private evictIdle(): boolean {
+    for (const list of this.idle.values()) {
+      const oldest = list[0];
+      if (oldest) {
+        this.discard(oldest, 'quit');
+        return this.total < this.limits.total;
+      }
+    }
+    return false;
+  }
+
+  private discard(session: C, how: 'quit' | 'destroy' | 'none'): void {
+    const entry = this.entries.get(session);
+    if (!entry) return;
+    this.entries.delete(session);
+    if (entry.idleTimer) clearTimeout(entry.idleTimer);
+    const list = this.idleList(entry.key);
+    const index = list.indexOf(session);
+    if (index >= 0) list.splice(index, 1);
+    if (how === 'quit') session.quit();
+    if (how === 'destroy') session.destroy();
+    this.uncount(entry.key);
+  }
+
+  private uncount(key: string): void {
+    this.counts.set(key, this.count(key) - 1);
+    this.total--;
+    if (this.closed && this.total === 0) this.drained?.();
+    this.wakeOne(key);
+    // Delivery meets thousands of destinations; forget those with nothing left.
+    if (this.count(key) === 0 && this.queue(key).length === 0 && this.idleList(key).length === 0) {
+      this.counts.delete(key);
+      this.waiters.delete(key);
+      this.idle.delete(key);
+    }
+  }
+
+  /** A slot opened: the first caller of this destination, else of any destination with room. */
+  private wakeOne(preferred: string): void {
+    const keys = [preferred, ...this.waiters.keys()];
+    for (const key of keys) {
+      const queue = this.queue(key);
+      if (queue.length > 0 && this.count(key) < this.limits.perKey) {
+        queue.shift()!({ retry: true });
+        return;
+      }
+    }
+  }
+
+  private count(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+
+  private queue(key: string): ((grant: Grant<C, F>) => void)[] {
+    let queue = this.waiters.get(key);
+    if (!queue) {
+      queue = [];
+      this.waiters.set(key, queue);
+    }
+    return queue;
+  }
+
+  private idleList(key: string): C[] {
+    let list = this.idle.get(key);
+    if (!list) {
+      list = [];
+      this.idle.set(key, list);
+    }
+    return list;
+  }
+}

@@ -1,0 +1,127 @@
+import { isIP } from 'node:net';
+import { DnsError, type DnsResolver } from '../core/ports.ts';
+import { ConnectionPool } from './connection-pool.ts';
+import { SmtpSession, type SessionOptions, type SessionTarget } from './smtp-session.ts';
+import type { SmtpSendFailure, SmtpSendRequest, SmtpSendResult, SmtpTransport } from './transport.ts';
+
+export interface SmtpTransportOptions {
+  /** EHLO name; receivers check it against our reverse DNS, so it is `server.hostname`. */
+  heloName: string;
+  tls: 'opportunistic' | 'required';
+  maxConnectionsPerHost: number;
+  /** Overall cap across destinations (default 100, Postfix's `default_process_limit`). */
+  maxConnections?: number;
+  /** TCP connect plus greeting, EHLO, STARTTLS and AUTH (default 30 s). */
+  connectTimeoutMs?: number;
+  /** Each of MAIL, RCPT, DATA, RSET (default 5 min, RFC 5321 §4.5.3.2). */
+  commandTimeoutMs?: number;
+  /** Sending the body and waiting for the reply to the final dot (default 10 min, RFC 5321 §4.5.3.2.6). */
+  dataTimeoutMs?: number;
+  /** How long an unused connection stays open for the next message (default 5 s). */
+  idleTimeoutMs?: number;
+  /** A smarthost that takes every message instead of the MX, with AUTH when user/pass are set. */
+  relay?: { host: string; port: number; user?: string; pass?: string };
+  /**
+   * Resolves MX host names through the configured DNS servers, like the MX lookup itself;
+   * without it host names go to the system resolver.
+   */
+  dns?: DnsResolver;
+  /** Extra trust anchors for `tls: 'required'`, e.g. a private CA. */
+  tlsCa?: string | Buffer;
+}
+
+function failure(host: string, stage: SmtpSendFailure['stage'], response: string): SmtpSendFailure {
+  return { ok: false, stage, code: null, response, host, temporary: true };
+}
+
+function isSession(value: SmtpSession | SmtpSendFailure): value is SmtpSession {
+  return value instanceof SmtpSession;
+}
+
+/** Addresses to try for a host, through our resolver when we have one; a failure is temporary. */
+async function addressesOf(host: string, dns: DnsResolver | undefined): Promise<string[] | SmtpSendFailure> {
+  if (isIP(host) || !dns) return [host];
+  const found: string[] = [];
+  let lastError: unknown = null;
+  for (const lookup of [(name: string) => dns.resolve4(name), (name: string) => dns.resolve6(name)]) {
+    try {
+      found.push(...(await lookup(host)));
+    } catch (err) {
+      lastError = err;
+    }
+  }
+  if (found.length > 0) return found;
+  const reason = lastError instanceof DnsError ? `${lastError.kind}, ${lastError.code}` : String(lastError);
+  // An MX host without an address is a broken zone that is usually fixed soon; defer, never bounce.
+  return failure(host, 'connect', `Could not resolve the address of ${host} (${reason})`);
+}
+
+/**
+ * Outbound SMTP over nodemailer's client. Every call is one transaction on a connection reused
+ * per destination; after each transaction RSET proves the connection is still usable before
+ * it is handed to the next message.
+ */
+export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
+  const pool = new ConnectionPool<SmtpSession, SmtpSendFailure>({
+    perKey: opts.maxConnectionsPerHost,
+    total: opts.maxConnections ?? 100,
+    idleTimeoutMs: opts.idleTimeoutMs ?? 5000,
+  });
+  const baseOptions: Omit<SessionOptions, 'tls'> = {
+    heloName: opts.heloName,
+    ca: opts.tlsCa,
+    auth: opts.relay?.user !== undefined ? { user: opts.relay.user, pass: opts.relay.pass ?? '' } : undefined,
+    connectTimeoutMs: opts.connectTimeoutMs ?? 30_000,
+    commandTimeoutMs: opts.commandTimeoutMs ?? 300_000,
+    dataTimeoutMs: opts.dataTimeoutMs ?? 600_000,
+  };
+  let closed = false;
+
+  async function openSession(host: string, port: number): Promise<SmtpSession | SmtpSendFailure> {
+    const addresses = await addressesOf(host, opts.dns);
+    if (!Array.isArray(addresses)) return addresses;
+    let last: SmtpSendFailure = failure(host, 'connect', `No address to connect to for ${host}`);
+    for (const address of addresses) {
+      const target: SessionTarget = { host, address, port };
+      let opened = await SmtpSession.open(target, { ...baseOptions, tls: opts.tls });
+      // Opportunistic TLS that fails in the handshake is retried in plaintext, as Postfix does
+      // at security level `may`: a server with a broken TLS stack still gets its mail.
+      if (!isSession(opened) && opened.stage === 'tls' && opts.tls === 'opportunistic') {
+        opened = await SmtpSession.open(target, { ...baseOptions, tls: 'ignore' });
+      }
+      if (isSession(opened)) return opened;
+      last = opened;
+      // The server answered (or TLS/AUTH failed): another address of the same host won't differ.
+      if (opened.code !== null || opened.stage !== 'connect') return opened;
+    }
+    return last;
+  }
+
+  return {
+    async send(req: SmtpSendRequest): Promise<SmtpSendResult> {
+      const host = opts.relay?.host ?? req.host;
+      const port = opts.relay?.port ?? req.port;
+      const key = `${host}:${port}`;
+      for (let attempt = 0; ; attempt++) {
+        if (closed) return failure(host, 'connect', 'The SMTP transport is shutting down');
+        const session = await pool.acquire(key, () => openSession(host, port), isSession);
+        if (!isSession(session)) return session;
+        const reused = session.transactions > 0;
+        const result = await session.send(req.envelope.from, req.envelope.to, req.raw);
+        // A refusal leaves the connection usable; a timeout or a drop does not. Awaited, so a
+        // caller sending one message after another finds the connection idle again.
+        await pool.release(session, result.ok || (result.code !== null && session.alive));
+        // A reused connection the server had already dropped fails before any reply. That says
+        // nothing about this message, so it gets one fresh connection.
+        const stale = !result.ok && reused && result.code === null && result.stage === 'mail';
+        if (stale && attempt === 0) continue;
+        return result;
+      }
+    },
+    async close() {
+      closed = true;
+      await pool.close(failure(opts.relay?.host ?? '', 'connect', 'The SMTP transport is shutting down'));
+    },
+    stats: () => pool.stats(),
+  };
+}

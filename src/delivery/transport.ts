@@ -1,0 +1,35 @@
+/** The outbound SMTP port: one transaction per call, connections managed behind it. */
+
+export interface SmtpSendRequest {
+  /** The MX host (a name or an address); ignored in relay mode. */
+  host: string;
+  port: number;
+  /** `from` is the VERP envelope sender; an empty string sends the null sender `<>`. */
+  envelope: { from: string; to: string };
+  raw: Buffer;
+}
+
+export type SmtpStage = 'connect' | 'tls' | 'ehlo' | 'auth' | 'mail' | 'rcpt' | 'data' | 'timeout';
+
+export type SmtpSendResult =
+  /** The remote server took responsibility for the message: a 2xx reply after DATA. */
+  | { ok: true; code: number; response: string; host: string }
+  | {
+      ok: false;
+      stage: SmtpStage;
+      /** The reply code when the server answered, null for network failures and timeouts. */
+      code: number | null;
+      response: string;
+      host: string;
+      /** True for 4xx replies, timeouts, network failures and our own TLS/AUTH trouble. */
+      temporary: boolean;
+    };
+
+export interface SmtpTransport {
+  send(req: SmtpSendRequest): Promise<SmtpSendResult>;
+  /** Closes idle connections now and the others once their transaction ends. */
+  close(): Promise<void>;
+  stats(): { open: number; perHost: Record<string, number> };
+}
+
+export type SmtpSendFailure = Extract<SmtpSendResult, { ok: false }>;
