@@ -7,6 +7,8 @@ import { REASONS, REPLY_RULES, STATUS_RULES, TEXT_RULES, type Reason } from './r
 import type { ReplyClassification, ReplyInput } from './types.ts';
 
 export interface ClassifyInput extends ReplyInput {
+  /** DSN Diagnostic-Code type: "smtp", "x-unix" (a local delivery program), "x-postfix", ... */
+  diagnosticType?: string | null;
   /** The SMTP command the reply answered ("RCPT", "DATA", ...), when the report says it. */
   command?: string | null;
   /** DSN Action; "delayed" makes an otherwise classless failure transient (RFC 3464 §2.3.3). */
@@ -34,10 +36,24 @@ export function reasonFromText(text: string): Reason | null {
  * comes after the server has read the message, so it is a content filter hiding behind the
  * phrase (unless the enhanced code still says X.1.1, bad destination mailbox).
  */
-function adjustForCommand(reason: Reason, command: string | null | undefined, status: string, byText: boolean): Reason {
-  if (reason !== 'user_unknown' || !byText) return reason;
-  if (command !== 'DATA' || /^.\.1\.1$/.test(status)) return reason;
-  return 'content_filtered';
+// Yahoo checks the mailbox only at the end of DATA and says so plainly:
+// "554 delivery error: dd This user doesn't have a yahoo.com account (x@yahoo.com) [0]"
+const AFTER_DATA_UNKNOWN = /this user doesn't have an? \S+ account/i;
+
+function adjustForCommand(reason: Reason, command: string | null | undefined, status: string, byText: boolean, text: string): Reason {
+  // Refused before any recipient was named: at the greeting or HELO the server judges the
+  // connecting host, at MAIL FROM the sender. Neither says anything about the recipient.
+  if (REASONS[reason] !== 'transient' || reason === 'undefined') {
+    if (command === 'CONNECT' || command === 'HELO' || command === 'EHLO') return 'ip_blocked';
+    if (command === 'MAIL' && REASONS[reason] === 'permanent') return 'sender_rejected';
+    if (command === 'MAIL' && reason === 'undefined') return 'sender_rejected';
+  }
+  if (reason !== 'user_unknown' || !byText || command === 'RCPT' || /^.\.1\.1$/.test(status)) return reason;
+  if (AFTER_DATA_UNKNOWN.test(text)) return reason;
+  // After DATA, or under an X.7.x code (refused for security or policy) with nothing tying it
+  // to RCPT, the phrase is a filter's cover: "550 5.7.1 550 User Unknown: sabineko@example.org".
+  if (command === 'DATA' || /^.\.7\./.test(status)) return 'content_filtered';
+  return reason;
 }
 
 export function classify(input: ClassifyInput): ReplyClassification {
@@ -61,7 +77,10 @@ export function classify(input: ClassifyInput): ReplyClassification {
     byStatus?.reason ??
     (code ? REPLY_RULES[code] : undefined) ??
     (input.action === 'delayed' ? 'expired' : cls === '4' ? 'temporary_failure' : 'undefined');
-  reason = adjustForCommand(reason, input.command, status, reason === byText);
+  reason = adjustForCommand(reason, input.command, status, reason === byText, text);
+  // "Diagnostic-Code: x-unix; procmail: Couldn't create ..." is the local delivery program's
+  // failure, whatever words it prints, unless it says the disk or quota is full.
+  if (input.diagnosticType === 'x-unix' && reason !== 'mailbox_full' && reason !== 'system_full') reason = 'mailer_error';
 
   const bounceType = cls === '4' ? 'transient' : REASONS[reason];
   return { bounceType, reason, status };
@@ -83,16 +102,23 @@ const COMMANDS: readonly [RegExp, string][] = [
   [/(?:does not|doesn't|did not|didn't) like sender/i, 'MAIL'],
   // Yahoo: "550 5.1.1 <kijitora@example.org>... User Unknown [RCPT_TO]"
   [/\[(RCPT)_TO\]/i, ''],
+  // Exim: "SMTP error from remote mail server after initial connection:"
+  // qmail: "Connected to 192.0.2.112 but my name was rejected."
+  [/after initial connection|greeting|my name was rejected|connected to \S+ but (?:greeting|connection) failed/i, 'CONNECT'],
 ];
 
 /** Which SMTP command a diagnostic or transcript says the failing reply answered. */
 export function commandFromText(text: string): string | null {
-  // Sendmail transcript: the last ">>> COMMAND" before the first "<<< 4xx/5xx" reply.
-  const reply = /^<<<\s*[45]\d\d/m.exec(text);
+  // Sendmail transcript: the last ">>> COMMAND" before the first "<<< 4xx/5xx" reply. With
+  // PIPELINING the RCPT replies arrive after DATA was sent; Sendmail then adds its own line
+  // "550 5.1.1 <a@b>... User unknown" for the refused recipient, which marks a RCPT failure.
+  const reply = /^<<<\s*[45]\d\d.*$/m.exec(text);
   if (reply) {
     const sent = [...text.slice(0, reply.index).matchAll(/^>>>\s*([A-Za-z]+)/gm)];
-    const last = sent[sent.length - 1];
-    if (last) return last[1]!.toUpperCase();
+    const last = sent[sent.length - 1]?.[1]!.toUpperCase();
+    const after = text.slice(reply.index + reply[0].length, reply.index + reply[0].length + 300);
+    if (last === 'DATA' && /^\s*[45]\d\d 5\.1\.1 <[^>]+>\.\.\. User unknown/im.test(after)) return 'RCPT';
+    if (last) return last.startsWith('RCPT') ? 'RCPT' : last.startsWith('MAIL') ? 'MAIL' : last;
   }
   for (const [pattern, fixed] of COMMANDS) {
     const m = pattern.exec(text);

@@ -14,9 +14,14 @@ export function isValidAddress(s: string): boolean {
 }
 
 /** "rfc822; <Kijitora@Example.jp>" → "Kijitora@Example.jp", or null when no valid address is in it. */
+const QUOTED_LOCAL = /"[^"\r\n]{1,62}"@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+/;
+
 export function cleanAddress(value: string | null | undefined): string | null {
   if (!value) return null;
   let v = value.trim().replace(/^[A-Za-z0-9-]+;\s*/, '');
+  // RFC 5321 quoted local part: <"neko....nyaan...."@example.org>
+  const quoted = QUOTED_LOCAL.exec(v);
+  if (quoted) return quoted[0];
   const angle = /<([^<>\s]+@[^<>\s]+)>/.exec(v);
   if (angle) v = angle[1]!;
   v = v.replace(/^["'(<\s]+|[>"'),.;:\s]+$/g, '');

@@ -101,6 +101,8 @@ export function decodeCharset(bytes: string, charset: string | undefined): strin
 
 /** RFC 2047 encoded-words in a header value (Subject of an auto-reply may be encoded). */
 export function decodeWords(value: string): string {
+  // Raw 8-bit header text (RFC 6532 or just careless) is nearly always UTF-8.
+  if (/[\x80-\xff]/.test(value)) value = decodeCharset(value, 'utf-8');
   return value.replace(/=\?([^?]+)\?([BbQq])\?([^?]*)\?=\s*(?==\?)?/g, (_, cs: string, enc: string, text: string) => {
     const bytes =
       enc.toUpperCase() === 'B'

@@ -30,19 +30,20 @@ interface Hit {
   address: string;
   index: number; // offset of the line in the notice
   strong: boolean; // found in a recipient position, not just mentioned in a sentence
+  line?: string; // set when that line alone is the diagnostic
 }
 
 function hitsIn(notice: string, exclude: Set<string>): Hit[] {
   const hits: Hit[] = [];
   let offset = 0;
   for (const line of notice.split('\n')) {
-    for (const { pattern, strong } of NOTICE_LEADS) {
+    for (const { pattern, strong, oneLine } of NOTICE_LEADS) {
       const m = pattern.exec(line);
       if (!m) continue;
       const address = cleanAddress(m[1]);
       if (!address || exclude.has(address.toLowerCase())) continue;
       if (!strong && SERVICE_LOCAL.test(address.split('@')[0]!)) continue;
-      hits.push({ address, index: offset, strong });
+      hits.push({ address, index: offset, strong, line: oneLine ? line : undefined });
       break;
     }
     offset += line.length + 1;
@@ -67,17 +68,22 @@ export function parseNotice(text: string, listed: string[], exclude: Set<string>
     ordered = listed.map((address) => {
       const found = first.get(address.toLowerCase());
       const index = found ? found.index : mentionIndex(notice, address);
-      return { address, index, strong: true };
+      return { address, index, strong: true, line: found?.line };
     });
   }
   const starts = ordered.map((h) => h.index).filter((i) => i >= 0).sort((a, b) => a - b);
   return ordered.map((h) => {
     if (h.index < 0) return { address: h.address, block: notice };
+    if (h.line) return { address: h.address, block: h.line };
     const next = starts.find((i) => i > h.index) ?? notice.length;
-    let block = notice.slice(h.index, next);
-    // A block that is only the address (the reply is written above it, or once for all):
-    // read the whole notice instead.
+    // The reply ends at the first paragraph break after it; what follows is boilerplate
+    // ("Рекомендуем Вам проверить...", "Please check the address and try again").
+    let block = untilParagraphEnd(notice.slice(h.index, next));
+    // A block that is only the address, or that quotes no reply while the notice is about this
+    // one recipient (the reply is written above it, as in "Error: Invalid user address ...
+    // RCPT TO: x@y"): read the whole notice instead.
     if (!/[A-Za-z]{3,}/.test(block.replace(ADDRESS_IN_TEXT, ''))) block = notice;
+    else if (ordered.length === 1 && !/\b[45]\d\d\b|\b[45]\.\d\.\d/.test(block)) block = notice;
     return { address: h.address, block };
   });
 }
@@ -86,4 +92,18 @@ function mentionIndex(notice: string, address: string): number {
   const i = notice.toLowerCase().indexOf(address.toLowerCase());
   if (i < 0) return -1;
   return notice.lastIndexOf('\n', i) + 1;
+}
+
+/** A forwarded notice quoted with "> " ("Fwd: Returned mail: see transcript for details"). */
+export function unquote(text: string): string {
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  const quoted = lines.filter((l) => l.startsWith('>') && !l.startsWith('>>>')).length;
+  return quoted > lines.length / 3 ? text.replace(/^> ?/gm, '') : text;
+}
+
+function untilParagraphEnd(block: string): string {
+  const reply = /\b[45]\d\d\b|\b[45]\.\d{1,3}\.\d{1,3}\b/.exec(block);
+  if (!reply) return block;
+  const end = block.slice(reply.index).search(/\n[ \t]*\n/);
+  return end < 0 ? block : block.slice(0, reply.index + end);
 }

@@ -4,11 +4,12 @@
 
 import { parseFeedbackReport, headersOf, isHotmailStyleComplaint } from './arf.ts';
 import { isAutoReply } from './autoreply.ts';
-import { classify, commandFromText } from './classify.ts';
-import { cleanAddress, findReplyCode, fold } from './codes.ts';
+import { classify, commandFromText, reasonFromText } from './classify.ts';
+import { cleanAddress, findFailureEnhanced, findReplyCode, fold } from './codes.ts';
 import { parseDeliveryStatus, type DsnRecipient } from './dsn.ts';
-import { decodeCharset, header, leaves, parseMime, toLatin1Lf, type Header, type MimePart } from './mime.ts';
-import { parseNotice, noticeText } from './notice.ts';
+import { decodeCharset, header, leaves, parseHeaders, parseMime, toLatin1Lf, type Header, type MimePart } from './mime.ts';
+import { parseNotice, noticeText, unquote } from './notice.ts';
+import { parseSesNotification } from './ses.ts';
 import { looksLikeFailureNotice, noticeAction } from './signals.ts';
 import type { ParsedReport, ReportRecipient } from './types.ts';
 
@@ -55,15 +56,27 @@ function originalMessageId(parts: MimePart[], root: MimePart): { id: string | nu
   // One-part notices quote the original after their text: the first Message-ID after the
   // notice itself is the original's (the report's own Message-ID is in the top header block).
   const body = parts.map((p) => p.body).join('\n');
-  const start = noticeText(body).length;
-  const m = MESSAGE_ID.exec(body.slice(start)) ?? (root.parts.length > 0 ? MESSAGE_ID.exec(body) : null);
-  return { id: m ? m[1]! : null, headers: null };
+  const rest = body.slice(noticeText(body).length);
+  const m = MESSAGE_ID.exec(rest) ?? (root.parts.length > 0 ? MESSAGE_ID.exec(body) : null);
+  const block = /^[A-Za-z][\w-]*:[ \t]/m.exec(rest);
+  const headers = block ? parseHeaders(rest.slice(block.index).split(/\n[ \t]*\n/)[0]!) : null;
+  return { id: m ? m[1]! : null, headers };
 }
 
-function recipient(address: string, action: string, diagnostic: string, status: string | null, remoteMta: string | null, context: string): ReportRecipient {
-  const text = fold(diagnostic).slice(0, DIAGNOSTIC_LIMIT);
+// Amazon SES rewrites the remote reply behind its own summary:
+// "5.1.0 - Unknown address error 550-'5.7.1 <x@y>... Access denied' (delivery attempts: 0)".
+// The remote host's words are what classify; SES's code stands only when the reply has none.
+const SES_DIAGNOSTIC = /^([245]\.\d{1,3}\.\d{1,3}) - [^']*?(\d{3})-'([\s\S]*)'\s*\(delivery attempts: \d+\)/;
+
+function recipient(address: string, action: string, diagnostic: string, status: string | null, remoteMta: string | null, context: string, diagnosticType: string | null = null): ReportRecipient {
+  let text = fold(diagnostic).slice(0, DIAGNOSTIC_LIMIT);
+  const ses = SES_DIAGNOSTIC.exec(text);
+  if (ses) {
+    text = `${ses[2]} ${ses[3]}`;
+    status = findFailureEnhanced(ses[3]) ?? ses[1]!;
+  }
   const command = commandFromText(context);
-  const c = classify({ status, text, action, command });
+  const c = classify({ status, text, action, command, diagnosticType });
   const delayed = action === 'delayed';
   return {
     address,
@@ -79,17 +92,21 @@ function recipient(address: string, action: string, diagnostic: string, status: 
 
 function fromDsn(list: DsnRecipient[], notice: string): ReportRecipient[] {
   const out: ReportRecipient[] = [];
-  const seen = new Set<string>();
   const blocks = parseNotice(notice, list.map((r) => r.address).filter((a): a is string => a !== null), new Set());
   for (const r of list) {
-    if (!r.address || seen.has(r.address.toLowerCase())) continue;
+    if (!r.address) continue;
     const action = r.action || 'failed';
     if (NOT_FAILED.has(action) || r.status?.startsWith('2')) continue;
-    seen.add(r.address.toLowerCase());
     const block = blocks.find((b) => b.address.toLowerCase() === r.address!.toLowerCase())?.block ?? '';
     // Gmail and Microsoft 365 leave the Diagnostic-Code thin and write the reply in the text.
     const diagnostic = /[A-Za-z]{4,}/.test(r.diagnostic) ? r.diagnostic : block || r.diagnostic;
-    out.push(recipient(r.address, action, diagnostic, r.status, r.remoteMta, `${r.diagnostic}\n${block}`));
+    // A notice about one recipient is all about it: its transcript names the failing command,
+    // and a full disk the reporting MTA states itself ("Your message to <nekochan> was
+    // automatically rejected: Not enough disk space") outweighs the remote's generic code.
+    const context = list.length === 1 ? `${r.diagnostic}\n${block}\n${notice}` : `${r.diagnostic}\n${block}`;
+    const own = list.length === 1 ? reasonFromText(fold(noticeText(notice))) : null;
+    const text = own === 'mailbox_full' || own === 'system_full' ? `${fold(noticeText(notice))} ${diagnostic}` : diagnostic;
+    out.push(recipient(r.address, action, text, r.status, r.remoteMta, context, r.diagnosticType));
   }
   return out;
 }
@@ -99,7 +116,21 @@ function addressesOf(value: string | null): string[] {
   return value.split(/[,;]/).map((v) => cleanAddress(v)).filter((a): a is string => a !== null);
 }
 
-function parse(raw: Buffer): ParsedReport {
+function complaint(report: ParsedReport, feedbackType: string, addresses: string[]): ParsedReport {
+  // SPEC §5: abuse, fraud, virus, other → complaint; opt-out → unsubscribe; the rest stored only.
+  const reason = feedbackType === 'opt-out' ? 'unsubscribe' : feedbackType === 'auth-failure' ? 'auth_failure' : feedbackType === 'not-spam' ? 'not_spam' : 'complaint';
+  return {
+    ...report,
+    kind: 'complaint',
+    feedbackType,
+    recipients: addresses
+      .map((a) => cleanAddress(a))
+      .filter((a): a is string => a !== null)
+      .map((address) => ({ address, action: 'failed', status: '', smtpCode: null, bounceType: 'blocked', reason, diagnostic: '', remoteMta: null })),
+  };
+}
+
+function parse(raw: Buffer, depth = 0): ParsedReport {
   const root = parseMime(toLatin1Lf(raw));
   const top = root.headers;
   const parts = leaves(root);
@@ -113,24 +144,20 @@ function parse(raw: Buffer): ParsedReport {
   const feedback = parts.find((p) => p.contentType === 'message/feedback-report');
   if (feedback || isHotmailStyleComplaint(top)) {
     const arf = feedback ? parseFeedbackReport(feedback.body, original.headers) : parseFeedbackReport('Feedback-Type: abuse', original.headers);
-    const reason = arf.feedbackType === 'opt-out' ? 'unsubscribe' : arf.feedbackType === 'auth-failure' ? 'auth_failure' : arf.feedbackType === 'not-spam' ? 'not_spam' : 'complaint';
+    return complaint({ ...report, reportingMta: arf.reportingMta, userAgent: arf.userAgent, sourceIp: arf.sourceIp }, arf.feedbackType, arf.recipients);
+  }
+
+  const ses = parseSesNotification(text);
+  if (ses?.type === 'complaint') return complaint(report, ses.feedbackType ?? 'abuse', ses.recipients.map((r) => r.address));
+  if (ses) {
+    const list = ses.recipients.filter((r) => cleanAddress(r.address));
     return {
       ...report,
-      kind: 'complaint',
-      feedbackType: arf.feedbackType,
-      reportingMta: arf.reportingMta,
-      userAgent: arf.userAgent,
-      sourceIp: arf.sourceIp,
-      recipients: arf.recipients.map((address) => ({
-        address,
-        action: 'failed',
-        status: '',
-        smtpCode: null,
-        bounceType: 'blocked',
-        reason,
-        diagnostic: '',
-        remoteMta: null,
-      })),
+      kind: 'bounce',
+      reportingMta: ses.reportingMta,
+      recipients: list
+        .filter((r) => !NOT_FAILED.has(r.action ?? 'failed'))
+        .map((r) => recipient(cleanAddress(r.address)!, r.action ?? 'failed', r.diagnostic, r.status, ses.reportingMta, r.diagnostic)),
     };
   }
 
@@ -141,6 +168,15 @@ function parse(raw: Buffer): ParsedReport {
     if (list.some((r) => r.address)) {
       report.reportingMta = dsn.find((d) => d.reportingMta)?.reportingMta ?? null;
       return { ...report, kind: 'bounce', recipients: fromDsn(list, text) };
+    }
+  }
+
+  // A notice that wraps the real RFC 3464 report as an attached message (Trend Micro, X5).
+  if (depth === 0) {
+    const inner = parts.find((p) => p.contentType === 'message/rfc822' && /message\/delivery-status/i.test(p.body));
+    if (inner) {
+      const nested = parse(Buffer.from(inner.body, 'latin1'), 1);
+      if (nested.kind === 'bounce' && nested.recipients.length > 0) return { ...nested, humanText: report.humanText || nested.humanText };
     }
   }
 
@@ -161,7 +197,13 @@ function parse(raw: Buffer): ParsedReport {
   const exclude = new Set([...addressesOf(header(top, 'from')), ...addressesOf(header(top, 'to'))].map((a) => a.toLowerCase()));
   const listed = addressesOf(header(top, 'x-failed-recipients'));
   const action = noticeAction(top, text);
-  const entries = parseNotice(text, listed, exclude);
+  const entries = parseNotice(unquote(text), listed, exclude);
+  if (entries.length === 0 && notice) {
+    // A notice that names nobody ("--- Delivery report unavailable ---", a bare transcript):
+    // the recipient is the To: of the message it returns.
+    const to = cleanAddress(header(original.headers ?? [], 'to'));
+    if (to && !exclude.has(to.toLowerCase())) entries.push({ address: to, block: noticeText(unquote(text)) });
+  }
   if (entries.length === 0) return notice ? { ...report, kind: 'bounce' } : report;
   const recipients = entries.map((e) => recipient(e.address, action, e.block, null, null, e.block));
   return { ...report, kind: 'bounce', recipients };

@@ -53,6 +53,45 @@ export interface TextRule {
 const r = (pattern: RegExp, reason: Reason): TextRule => ({ pattern, reason });
 
 export const TEXT_RULES: readonly TextRule[] = [
+  // Google Groups: "We're writing to let you know that the group you tried to contact
+  // (libsisimai) may not exist, or you may not have permission to post messages to the group."
+  // Written in the sender's language, so the help-centre link is what identifies it.
+  r(/groups\.google\.com\/support|you may not have permission to post/i, 'sender_rejected'),
+
+  // NTT docomo takes every RCPT and answers after DATA, for a missing mailbox and for the
+  // recipient's own sender filter alike: "550 Unknown user kijitora@docomo.ne.jp".
+  r(/unknown user \S+@docomo\.ne\.jp/i, 'content_filtered'),
+
+  // fml (mailing list manager): "Duplicated Message-ID in <neko@example.co.jp>." The list
+  // refused a message it believes it has already seen: a loop, not a statement about anyone.
+  r(/duplicated message-id/i, 'system_error'),
+
+  // Exim (cPanel) when no host of the domain could be reached: "The mail server could not
+  // deliver mail to x@example.net. The account or domain may not exist, they may be
+  // blacklisted, or missing the proper dns entries."
+  r(/the account or domain may not exist/i, 'host_unknown'),
+
+  // Trend Micro InterScan: "Unable to deliver message to <x@example.jp> (and other recipients
+  // in the same domain). Please check if address is correct."
+  r(/please check if (?:the )?address is correct/i, 'user_unknown'),
+
+  // Facebook: "Based on the email preferences of the person you're trying to email, this message could not be delivered."
+  // AOL: "recipient is only accepting mail from specific email addresses"
+  r(/email preferences of the person|refused due to recipient preferences|recipient is only accepting mail from specific|user refuses to receive|you have been blocked by the recipient|message rejected due to user rules|message filtered/i, 'content_filtered'),
+
+  // KDDI au (ezweb.ne.jp) answers "550 : User unknown", with the address left out, when the
+  // recipient's own domain filter refuses the sender; a mailbox that does not exist gets
+  // "550 <kijitora@ezweb.ne.jp>: User unknown".
+  // Relayed through Yahoo the same reply reads "550: : User unknown".
+  r(/\b550:? : user unknown/i, 'content_filtered'),
+
+  // Exchange Online directory-based edge blocking: the recipient is not in the tenant.
+  // "550 5.4.1 [kijitora@example.org]: Recipient address rejected: Access denied"
+  r(/recipient address rejected: access denied/i, 'user_unknown'),
+
+  // GoDaddy: "550 5.2.0 <sironeko@example.com> From: Domain is invalid. Please provide a valid From"
+  r(/from: domain is invalid|provide a valid from\b/i, 'sender_rejected'),
+
   // 452 4.3.1 Insufficient system storage
   r(/insufficient system storage|system (?:disk )?(?:is )?full|out of (?:disk )?space on|no space left/i, 'system_full'),
 
@@ -98,7 +137,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // 521-5.7.1 Service unavailable; client [203.0.113.225] blocked using dnsbl.sorbs.net
   // 550 5.7.1 IP address blacklisted by recipient
   // 550 5.7.606 Access denied, banned sending IP [192.0.2.25].
-  r(/blocked using|black ?list|block ?list|deny ?list|\brbl\b|dnsbl|spamhaus|spamcop|\bsorbs\b|client host (?:\[\S+\] )?(?:rejected|blocked)|banned sending ip|(?:ip|host|address) (?:address )?(?:\S+ )?(?:is |has been )?(?:listed|blocked|banned|blacklisted)|listed (?:in|on|at|by) |your (?:ip|network|server) (?:address )?(?:is|has been) (?:blocked|rejected|banned)|refused to talk to me|connection refused by|not accepting mail from (?:your|this) ip/i, 'ip_blocked'),
+  r(/blocked using|black ?list|block ?list|deny ?list|\brbl\b|dnsbl|spamhaus|spamcop|\bsorbs\b|client host (?:\[\S+\] )?(?:rejected|blocked)|banned sending ip|(?:ip|host|address) (?:address )?(?:\S+ )?(?:is |has been )?(?:listed|blocked|banned|blacklisted)|(?<!not )listed (?:in|on|at|by) (?:the )?\S*(?:bl|black|block|spam)|your (?:ip|network|server) (?:address )?(?:is|has been) (?:blocked|rejected|banned)|refused to talk to me|connection refused by|not accepting mail from (?:your|this) ip/i, 'ip_blocked'),
 
   // 550-5.7.1 ... likely suspicious due to the very low reputation of the sending IP address
   r(/reputation|sender score/i, 'bad_reputation'),
@@ -122,15 +161,20 @@ export const TEXT_RULES: readonly TextRule[] = [
 
   // 550-5.7.1 Messages with multiple addresses in From: header are not accepted.
   // 554 Transaction failed: Duplicate header 'DKIM-Signature'.
-  r(/multiple (?:\S+ )?addresses in from|duplicate header|not (?:rfc|standard)[ -]?(?:5322|2822|822)?[ -]?compliant|rfc ?(?:5322|2822|822)|malformed (?:header|message)|(?:missing|invalid) (?:\S+ )?header|header (?:is )?(?:missing|invalid|malformed)|bare lf/i, 'not_rfc_compliant'),
+  r(/multiple (?:\S+ )?addresses in from|duplicate header|not (?:rfc|standard)[ -]?(?:5322|2822|822)?[ -]?compliant|rfc ?(?:5322|2822|822) (?:violation|compliance|non-?compliant)|malformed (?:header|message)|(?:missing|invalid) (?:\S+ )?header|header (?:is )?(?:missing|invalid|malformed)|bare lf/i, 'not_rfc_compliant'),
 
   // 552 5.6.0 Headers too large (3 max)
-  r(/headers? too (?:large|long|many)|content[- ]type|mime (?:error|format)|8-?bit (?:data|characters?) (?:not|in)|illegal (?:content|character)/i, 'content_error'),
+  r(/headers? too (?:large|long|many)|mime (?:error|format)|8-?bit (?:data|characters?) (?:not|in)|illegal (?:content|character)/i, 'content_error'),
+
+  // Postfix: "Name service error for domain example.com: Host not found, try again" is a
+  // SERVFAIL or timeout, not NXDOMAIN: the domain may well exist.
+  r(/host not found, try again|temporary (?:dns |name )?(?:lookup )?failure|name server (?:timeout|failure)|servfail/i, 'network_error'),
 
   // 550 5.4.4 Invalid domain
+  // DragonFly: "DNS lookup failure: host cx.example.org not found"
   // X-Postfix; Host or domain name not found. Name service error for name=neko.example.jp
   // 554 The mail could not be delivered to the recipient because the domain is not reachable.
-  r(/host or domain name not found|(?:host|domain)(?: name)? not found|no such domain|unknown (?:host|domain)|domain (?:name )?(?:does not exist|doesn't exist|is not reachable|not reachable|is invalid)|invalid domain|unrouteable (?:mail )?domain|name service error|no mx (?:record|host)|host unknown|nxdomain|domain (?:could not|cannot) be resolved|unable to resolve|mx lookup failed|no (?:valid )?mail (?:exchanger|server) for/i, 'host_unknown'),
+  r(/host or domain name not found|(?:host|domain)(?: name)? (?:\S+ )?not found|no such domain|unknown (?:host|domain)|domain (?:name )?(?:does not exist|doesn't exist|is not reachable|not reachable|is invalid)|invalid domain|unrouteable (?:mail )?domain|name service error|no mx (?:record|host)|host unknown|nxdomain|domain (?:could not|cannot) be resolved|unable to resolve|mx lookup failed|no (?:valid )?mail (?:exchanger|server) for/i, 'host_unknown'),
 
   // 550 Host does not accept mail
   r(/does not accept (?:e-?)?mail|accepts? no mail|null mx|not accepting (?:any )?(?:e-?)?mail|no mail service/i, 'not_accept'),
@@ -141,7 +185,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // 554 delivery error: dd This user doesn't have a yahoo.com account
   // 550 5.5.0 Adresse destinataire invalide. Invalid recipient.
   // 553 Invalid recipient kijitora@example.org (Mode: normal)
-  r(/user ?unknown|unknown (?:user|recipient|address|mailbox|local[- ]?part|alias)|no such (?:user|mailbox|recipient|account|address|person|local user)|(?:user|mailbox|recipient|address|account|addressee) (?:\S+ )?(?:does not|doesn't|did not|not) exists?|(?:user|recipient|mailbox|address|account) (?:was |is )?not found|recipnotfound|recipientnotfound|invalid (?:recipient|mailbox|address|user)|not a valid (?:mailbox|user|recipient|address)|mailbox unavailable|mailbox not (?:available|found)|no mailbox|doesn't have an? \S+ account|addressee unknown|unrouteable address|bad destination (?:mailbox|address)|destinataire invalide|is not a known user|unknown or illegal|user not known|address (?:is )?(?:invalid|unknown|does not exist)|no such address|not listed in (?:the )?(?:recipient|address)|recipient (?:address )?rejected: (?:undeliverable|unknown)|unknown recipient/i, 'user_unknown'),
+  r(/user ?unknown|unknown (?:user|recipient|address|mailbox|local[- ]?part|alias)|no such (?:user|mailbox|recipient|account|address|person|local user)|(?:user|mailbox|recipient|address|account|addressee) (?:\S+ )?(?:does not|doesn't|did not|not) exists?|(?:user|recipient|mailbox|address|account) (?:was |is )?not found|recipnotfound|recipientnotfound|invalid (?:recipient|mailbox|address|user)|not a valid (?:mailbox|user|recipient|address)|mailbox unavailable|mailbox not (?:available|found)|no mailbox|doesn't have an? \S+ account|addressee unknown|unrouteable address|bad destination (?:mailbox|address)|destinataire invalide|is not a known user|unknown or illegal|user not known|address (?:is )?(?:invalid|unknown|does not exist)|no such address|not listed in (?:the )?(?:public )?(?:name|address|recipient|directory)|recipient (?:address )?rejected: (?:undeliverable|unknown)|unknown recipient/i, 'user_unknown'),
 
   // 452 4.3.2 Connection rate limit exceeded.
   // 552 Too many recipients

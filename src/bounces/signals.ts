@@ -8,12 +8,12 @@
 import { decodeWords, header, type Header } from './mime.ts';
 
 const NOTICE_SUBJECT =
-  /undeliver|undelivered|non-?deliver|delivery (?:status|fail|failure|notification|report|problem)|returned mail|failure notice|mail delivery (?:failed|failure|system|subsystem)|could not be delivered|bounce|delivery failed|failed delivery|returning message|mail system error|warning: could not send|message not delivered|delayed mail|delivery delayed|unable to deliver|not delivered|error sending|rejected|mail failure|fehlgeschlagen|unzustellbar|non remis|no entregado|配信|不達|エラー|返送/i;
+  /undeliver|undelivered|non-?deliver|delivery (?:status|fail|failure|notification|report|problem)|returned mail|failure notice|mail delivery (?:failed|failure|system|subsystem)|could not be delivered|bounce|delivery failed|failed delivery|returning message|mail system error|warning: could not send|message not delivered|delayed mail|delivery delayed|unable to deliver|not delivered|error sending|rejected|mail failure|loop alert|fehlgeschlagen|unzustellbar|non remis|no entregado|配信|不達|エラー|返送/i;
 
-const NOTICE_FROM = /mailer-daemon|postmaster|mail delivery|mail-daemon|maildelivery|delivery subsystem|mail administrator|mdaemon|bounce|mail system/i;
+const NOTICE_FROM = /mailer-daemon|post_?master|mail delivery|mail-daemon|maildelivery|delivery subsystem|mail administrator|mdaemon|bounce|mail system/i;
 
 const NOTICE_TEXT =
-  /could not be delivered|couldn't be delivered|was not delivered|wasn't able to deliver|unable to deliver|delivery (?:has )?failed|failed permanently|permanent (?:error|failure)|undeliverable|did not reach|delivery to the following recipient|the following address(?:es)? (?:failed|had)|following recipients?|error delivering|could not deliver|message you sent|returned to (?:you|sender)|has been delayed|not yet been delivered|remote host said|user unknown|mailbox|no such user/i;
+  /could not be delivered|couldn't be delivered|was not delivered|wasn't able to deliver|unable to deliver|delivery (?:has )?failed|failed permanently|permanent (?:error|failure)|undeliverable|did not reach|delivery to the following recipient|the following address(?:es)? (?:failed|had)|following recipients?|error delivering|could not deliver|message you sent|returned to (?:you|sender)|has been delayed|not yet been delivered|remote host said|user unknown|mailbox|no such user|transcript of session|duplicated message-id/i;
 
 export function looksLikeFailureNotice(top: Header[], text: string): boolean {
   if (header(top, 'x-failed-recipients')) return true;
