@@ -67,6 +67,11 @@ export class ConnectionPool<C extends Poolable, F> {
     }
     const waiter = this.queue(entry.key).shift();
     if (waiter) return waiter({ session });
+    // Under the overall cap, an idle connection here would starve callers of other destinations.
+    if (this.total >= this.limits.total && this.othersWaiting(entry.key)) {
+      this.discard(session, 'quit');
+      return;
+    }
     const timer = setTimeout(() => this.discard(session, 'quit'), this.limits.idleTimeoutMs);
     timer.unref();
     entry.idleTimer = timer;
@@ -178,6 +183,11 @@ export class ConnectionPool<C extends Poolable, F> {
         return;
       }
     }
+  }
+
+  private othersWaiting(key: string): boolean {
+    for (const [other, queue] of this.waiters) if (other !== key && queue.length > 0) return true;
+    return false;
   }
 
   private count(key: string): number {

@@ -136,7 +136,13 @@ export class SmtpSession {
       return session;
     } catch (err) {
       session.destroy();
-      return failureFrom(err as NodemailerError, 'connect', target.host, options.connectTimeoutMs);
+      const failed = failureFrom(err as NodemailerError, 'connect', target.host, options.connectTimeoutMs);
+      // The client leaves `upgrading` set when the STARTTLS handshake itself broke (a reset, a
+      // bad record, a stall): a TLS failure even though it surfaces as a socket error.
+      if (session.connection.upgrading) {
+        return { ...failed, stage: 'tls', response: `TLS handshake failed: ${(err as Error).message}`, temporary: true };
+      }
+      return failed;
     }
   }
 

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSmtpTransport, type SmtpTransportOptions } from '../../src/delivery/smtp-transport.ts';
 import type { SmtpTransport } from '../../src/delivery/transport.ts';
@@ -33,6 +33,60 @@ function transport(overrides: Partial<SmtpTransportOptions> = {}): SmtpTransport
 
 function message(n = 1): Buffer {
   return Buffer.from(`From: a@example.test\r\nTo: r${n}@dest.test\r\nSubject: m${n}\r\n\r\nbody ${n}\r\n`);
+}
+
+/**
+ * A server that offers STARTTLS and then answers the handshake with plaintext, as a broken TLS
+ * stack might; without STARTTLS it takes mail normally.
+ */
+async function brokenTlsServer(): Promise<{ port: number; delivered: () => number; close: () => Promise<void> }> {
+  let delivered = 0;
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    socket.write('220 broken.test ESMTP\r\n');
+    let buffer = '';
+    let inData = false;
+    socket.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString('latin1');
+      let end: number;
+      while ((end = buffer.indexOf('\r\n')) >= 0) {
+        const line = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        if (inData) {
+          if (line === '.') {
+            inData = false;
+            delivered++;
+            socket.write('250 2.0.0 queued\r\n');
+          }
+          continue;
+        }
+        const verb = line.slice(0, 4).toUpperCase();
+        if (verb === 'EHLO') socket.write('250-broken.test\r\n250 STARTTLS\r\n');
+        else if (verb === 'STAR') {
+          socket.write('220 2.0.0 Ready to start TLS\r\n');
+          socket.end('this is not a TLS server hello\r\n');
+          return;
+        } else if (verb === 'DATA') {
+          inData = true;
+          socket.write('354 go ahead\r\n');
+        } else if (verb === 'QUIT') socket.end('221 bye\r\n');
+        else socket.write('250 2.0.0 ok\r\n');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    delivered: () => delivered,
+    close: () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 const ENVELOPE = { from: 'b+token@bounces.example.test', to: 'rcpt@dest.test' };
@@ -205,6 +259,45 @@ describe('createSmtpTransport', () => {
       ok: true,
     });
     expect((await target.waitForMessages(1))[0]!.secure).toBe(true);
+  });
+
+  it('retries in plaintext when an opportunistic TLS handshake fails, but not in required mode', async () => {
+    const broken = await brokenTlsServer();
+    cleanups.push(() => broken.close());
+    const smtp = transport();
+    expect(await smtp.send({ host: '127.0.0.1', port: broken.port, envelope: ENVELOPE, raw: message() })).toMatchObject({
+      ok: true,
+    });
+    expect(broken.delivered()).toBe(1);
+    const strict = transport({ tls: 'required' });
+    expect(
+      await strict.send({ host: '127.0.0.1', port: broken.port, envelope: ENVELOPE, raw: message() }),
+    ).toMatchObject({ ok: false, stage: 'tls', temporary: true });
+    expect(broken.delivered()).toBe(1);
+  });
+
+  it('times out a stalled DATA reply on a STARTTLS connection too', async () => {
+    const target = await sink({ tls: true });
+    target.script(ENVELOPE.to, [{ data: { stallMs: 5000 } }]);
+    const smtp = transport({ dataTimeoutMs: 300 });
+    const result = await smtp.send({ host: target.host, port: target.port, envelope: ENVELOPE, raw: message() });
+    expect(result).toMatchObject({ ok: false, stage: 'timeout', temporary: true });
+  });
+
+  it('keeps to the overall cap across destinations, handing the slot on', async () => {
+    const [a, b] = await Promise.all([sink(), sink()]);
+    const smtp = transport({ maxConnections: 1, maxConnectionsPerHost: 5 });
+    let peak = 0;
+    const results = await Promise.all(
+      [a, b, a, b, a, b].map(async (target, i) => {
+        const result = await smtp.send({ host: target.host, port: target.port, envelope: ENVELOPE, raw: message(i) });
+        peak = Math.max(peak, smtp.stats().open);
+        return result;
+      }),
+    );
+    expect(results.every((result) => result.ok)).toBe(true);
+    expect(peak).toBeLessThanOrEqual(1);
+    expect(a.messages.length + b.messages.length).toBe(6);
   });
 
   it('in required mode refuses a server without TLS or with an untrusted certificate, and verifies a trusted one', async () => {
