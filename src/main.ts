@@ -4,6 +4,7 @@ import { hostnameWarning } from './config/load.ts';
 import type { Config } from './config/schema.ts';
 import { createServices, type ServiceOverrides, type Services } from './services.ts';
 import { workspaces } from './store/workspaces.ts';
+import { startRetention } from './retention/prune.ts';
 
 export const ROLES = ['api', 'submission', 'inbound', 'delivery', 'webhooks'] as const;
 export type Role = (typeof ROLES)[number];
@@ -43,6 +44,7 @@ export async function startServer(
   }
   for (const role of roles.filter((r) => !BUILT.has(r))) log.warn({ role }, 'role is not part of this build yet');
 
+  const retention = startRetention(services);
   let http: FastifyInstance | null = null;
   let url: string | null = null;
   if (roles.includes('api')) {
@@ -65,6 +67,7 @@ export async function startServer(
     url,
     close: () =>
       (closing ??= (async () => {
+        retention.stop();
         await http?.close();
         await services.close();
       })()),

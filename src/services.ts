@@ -2,6 +2,11 @@ import type { Config } from './config/schema.ts';
 import { systemClock, type Clock, type DnsResolver, type Logger } from './core/ports.ts';
 import { createDnsResolver } from './dns/resolver.ts';
 import { DomainService } from './domains/service.ts';
+import { AcceptService } from './messages/accept.ts';
+import { MessageQueries } from './messages/queries.ts';
+import { SuppressionService } from './suppression/service.ts';
+import { UsageService } from './usage/service.ts';
+import { GroupCommitter } from './store/groupCommit.ts';
 import { createLogger } from './log/logger.ts';
 import { createMetrics, type Metrics } from './metrics/registry.ts';
 import { windowsFor, type RateDecision } from './ratelimit/sliding.ts';
@@ -27,6 +32,11 @@ export interface Services {
   metrics: Metrics;
   tenancy: TenancyService;
   domains: DomainService;
+  committer: GroupCommitter;
+  accept: AcceptService;
+  messages: MessageQueries;
+  suppressions: SuppressionService;
+  usage: UsageService;
   rateLimit(principal: Principal): Promise<RateDecision>;
   close(): Promise<void>;
 }
@@ -38,6 +48,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const dns = overrides.dns ?? createDnsResolver(config.dns.servers, config.dns.timeout * 1000);
   const db = overrides.db ?? createDb(config.database);
   await migrate(db);
+  const committer = new GroupCommitter(db);
   return {
     config,
     db,
@@ -47,7 +58,13 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     metrics: createMetrics(),
     tenancy: new TenancyService({ db, clock }),
     domains: new DomainService({ db, clock, dns, serverHostname: config.server.hostname, log }),
-    rateLimit: (principal) => rateLimits.hit(db, principal.keyId, clock.now(), windowsFor(principal.limits)),
+    committer,
+    accept: new AcceptService({ db, committer, clock, log }),
+    messages: new MessageQueries({ db, clock }),
+    suppressions: new SuppressionService({ db, clock }),
+    usage: new UsageService({ db, clock }),
+    // Counted in the shared group commit: a request's count costs no fsync of its own.
+    rateLimit: (principal) => committer.run((tx) => rateLimits.hit(tx, principal.keyId, clock.now(), windowsFor(principal.limits))),
     close: () => db.destroy(),
   };
 }

@@ -8,6 +8,9 @@ import { buildValidator } from './validation.ts';
 import { ErrorBody } from './schemas/common.ts';
 import { domainRoutes } from './routes/v1/domains.ts';
 import { apiKeyRoutes } from './routes/v1/apiKeys.ts';
+import { emailRoutes } from './routes/v1/emails.ts';
+import { suppressionRoutes } from './routes/v1/suppressions.ts';
+import { usageRoutes } from './routes/v1/usage.ts';
 import { operationalRoutes } from './routes/operational.ts';
 
 export interface AppOptions {
@@ -59,6 +62,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         });
         await authed.register(domainRoutes(services.domains));
         await authed.register(apiKeyRoutes(services.tenancy));
+        await authed.register(emailRoutes(services));
+        await authed.register(suppressionRoutes(services.suppressions));
+        await authed.register(usageRoutes(services.usage));
       });
     },
     { prefix: '/api/v1' },

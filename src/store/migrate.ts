@@ -1,12 +1,14 @@
 import type { Knex } from 'knex';
 import type { Db } from './db.ts';
 import * as platform from './migrations/001_platform.ts';
+import * as messages from './migrations/002_messages.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
 /** Migrations are imported, not globbed from disk, so they run the same under tsx and in tests. */
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': platform,
+  '002_messages': messages,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -16,6 +16,8 @@ export interface TestServer extends RunningServer {
   configFile: string;
   /** Creates a workspace and returns its first key. */
   workspace(name?: string): Promise<{ id: number; apiKey: string }>;
+  /** Adds a domain to a workspace and marks it verified (no DNS needed). */
+  verifiedDomain(workspaceId: number, name: string): Promise<void>;
   /** A fetch against the API with the key as bearer. */
   api(method: string, path: string, opts?: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<ApiResponse>;
 }
@@ -89,6 +91,10 @@ export async function startTestServer(
     config,
     configFile,
     api,
+    async verifiedDomain(workspaceId, name) {
+      await server.services.domains.add(workspaceId, name);
+      await server.services.domains.forceVerify(null, name);
+    },
     async workspace(name) {
       const { workspace, apiKey } = await server.services.tenancy.createWorkspace(name ?? `ws${++counter}`);
       return { id: workspace.id, apiKey };

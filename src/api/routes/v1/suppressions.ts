@@ -1,0 +1,74 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { suppressionView, type SuppressionService } from '../../../suppression/service.ts';
+import { requireWorkspaceKey } from '../../../tenancy/principal.ts';
+import { decodeCursor, toPage } from '../../pagination.ts';
+import { authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
+
+const Suppression = Type.Object(
+  {
+    address: Type.String(),
+    stream: Type.String(),
+    reason: Type.String({ description: 'bounce, complaint, unsubscribe or manual' }),
+    email_id: Type.Union([Type.Integer(), Type.Null()]),
+    created_at: Type.String(),
+  },
+  { $id: 'Suppression' },
+);
+const EntryParams = Type.Object({ stream: Type.String(), address: Type.String({ maxLength: 320 }) });
+const tags = ['suppressions'];
+
+export const suppressionRoutes =
+  (suppressions: SuppressionService): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.addSchema(Suppression);
+    const ref = Type.Ref('Suppression');
+
+    app.get('/suppressions', {
+      schema: {
+        tags, security: bearerSecurity,
+        querystring: Type.Object(
+          { stream: Type.Optional(Type.String()), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })), cursor: Type.Optional(Type.String({ maxLength: 200 })) },
+          { additionalProperties: false },
+        ),
+        response: { 200: page(ref), ...authErrors, 422: errors[422] },
+      },
+    }, async (request) => {
+      const limit = request.query.limit ?? 20;
+      const rows = await suppressions.list(request.principal.workspaceId, {
+        stream: request.query.stream,
+        domain: request.principal.domain,
+        afterId: decodeCursor(request.query.cursor) ?? undefined,
+        limit: limit + 1,
+      });
+      return toPage(rows, limit, suppressionView);
+    });
+
+    app.post('/suppressions', {
+      schema: {
+        tags, security: bearerSecurity,
+        body: Type.Object({ address: Type.String({ maxLength: 320 }), stream: Type.String() }, { additionalProperties: false }),
+        response: { 200: ref, 201: ref, ...authErrors, ...errors },
+      },
+    }, async (request, reply) => {
+      requireWorkspaceKey(request.principal, 'change suppression lists');
+      const { row, created } = await suppressions.add(request.principal.workspaceId, { ...request.body, reason: 'manual' });
+      return reply.code(created ? 201 : 200).send(suppressionView(row));
+    });
+
+    app.get('/suppressions/:stream/:address', {
+      schema: { tags, security: bearerSecurity, params: EntryParams, response: { 200: ref, ...authErrors, 404: errors[404], 422: errors[422] } },
+    }, async (request) =>
+      suppressionView(await suppressions.get(request.principal.workspaceId, request.params.stream, request.params.address, request.principal.domain)),
+    );
+
+    app.delete('/suppressions/:stream/:address', {
+      schema: {
+        tags, security: bearerSecurity, params: EntryParams,
+        response: { 200: Type.Object({ address: Type.String(), stream: Type.String(), deleted: Type.Boolean() }), ...authErrors, ...errors },
+      },
+    }, async (request) => {
+      requireWorkspaceKey(request.principal, 'change suppression lists');
+      await suppressions.remove(request.principal.workspaceId, request.params.stream, request.params.address);
+      return { address: request.params.address.toLowerCase(), stream: request.params.stream, deleted: true };
+    });
+  };

@@ -1,0 +1,83 @@
+import { Type } from '@sinclair/typebox';
+
+const OneOrMany = (description: string) =>
+  Type.Union([Type.String({ maxLength: 998 }), Type.Array(Type.String({ maxLength: 998 }), { maxItems: 1000 })], { description });
+
+export const SendBody = Type.Object(
+  {
+    from: Type.String({ maxLength: 998, description: '`addr@domain` or `Name <addr@domain>` on a verified domain' }),
+    to: OneOrMany('one recipient or many'),
+    subject: Type.String({ maxLength: 998 }),
+    html: Type.Optional(Type.String()),
+    text: Type.Optional(Type.String()),
+    cc: Type.Optional(OneOrMany('carbon copy')),
+    bcc: Type.Optional(OneOrMany('blind carbon copy')),
+    replyTo: Type.Optional(OneOrMany('Reply-To; also accepted as reply_to')),
+    reply_to: Type.Optional(OneOrMany('Reply-To')),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 998 }), { maxProperties: 50, description: 'custom headers' })),
+    scheduled_at: Type.Optional(Type.String({ description: 'ISO 8601 with a zone offset; at most 30 days ahead' })),
+    stream: Type.Optional(Type.String({ description: '`transactional` (default) or `broadcast`' })),
+    attachments: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { filename: Type.String({ maxLength: 255 }), content: Type.String({ description: 'base64' }), content_type: Type.Optional(Type.String({ maxLength: 255 })) },
+          { additionalProperties: false },
+        ),
+        { maxItems: 100 },
+      ),
+    ),
+    tags: Type.Optional(
+      Type.Array(Type.Object({ name: Type.String(), value: Type.String({ maxLength: 256 }) }, { additionalProperties: false }), { maxItems: 50 }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SendResponse = Type.Object({ id: Type.Integer(), stream: Type.String() });
+
+const Recipient = Type.Object({
+  address: Type.String(),
+  status: Type.String(),
+  attempts: Type.Integer(),
+  last_response: Type.Union([Type.String(), Type.Null()]),
+  updated_at: Type.String(),
+});
+
+const summaryFields = {
+  id: Type.Integer(),
+  stream: Type.String(),
+  status: Type.String(),
+  from: Type.String(),
+  to: Type.Array(Type.String()),
+  cc: Type.Array(Type.String()),
+  bcc: Type.Array(Type.String()),
+  reply_to: Type.Array(Type.String()),
+  subject: Type.String(),
+  tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
+  created_at: Type.String(),
+  scheduled_at: Type.Union([Type.String(), Type.Null()]),
+};
+
+export const EmailSummary = Type.Object(summaryFields, { $id: 'EmailSummary' });
+
+export const Email = Type.Object(
+  {
+    ...summaryFields,
+    message_id: Type.String(),
+    recipients: Type.Array(Recipient),
+    events: Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'webhook payloads, oldest first' }),
+  },
+  { $id: 'Email' },
+);
+
+export const ListEmailsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    status: Type.Optional(Type.String()),
+    stream: Type.Optional(Type.String()),
+    recipient: Type.Optional(Type.String({ maxLength: 320 })),
+    recipient_status: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,154 @@
+import { randomBytes } from 'node:crypto';
+import { conflict, invalid } from '../core/errors.ts';
+import type { Clock, Logger } from '../core/ports.ts';
+import type { Db, Tx } from '../store/db.ts';
+import { domainsRepo } from '../store/domains.ts';
+import type { GroupCommitter } from '../store/groupCommit.ts';
+import { idempotencyRepo } from '../store/idempotency.ts';
+import { messagesRepo, type RecipientRow } from '../store/messages.ts';
+import { suppressionsRepo } from '../store/suppressions.ts';
+import { usageRepo } from '../store/usage.ts';
+import type { Principal } from '../tenancy/principal.ts';
+import { formatMailbox } from './address.ts';
+import { IDEMPOTENCY_WINDOW_MS, type IdempotencyRequest } from './idempotency.ts';
+import { deriveMessageStatus, type RecipientStatus } from './status.ts';
+import type { NormalisedMessage } from './validate.ts';
+
+export interface AcceptResult {
+  status: number;
+  body: { id: number; stream: string };
+  replayed: boolean;
+}
+
+interface Replay {
+  replay: AcceptResult;
+}
+
+export interface AcceptDeps {
+  db: Db;
+  committer: GroupCommitter;
+  clock: Clock;
+  log: Logger;
+}
+
+const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** A unique violation from either database. */
+const isUniqueViolation = (err: unknown) =>
+  /UNIQUE constraint failed|duplicate key value/.test(String((err as Error)?.message ?? ''));
+
+/**
+ * "Accept a message", shared by the HTTP API and SMTP submission. Each step is a guard that can
+ * stop the message; the writes happen in one group-committed transaction, so the caller answers
+ * 201 (or 250) only once the message is durable.
+ */
+export class AcceptService {
+  constructor(private readonly deps: AcceptDeps) {}
+
+  async accept(principal: Principal, message: NormalisedMessage, idempotency?: IdempotencyRequest, source: 'api' | 'smtp' = 'api'): Promise<AcceptResult> {
+    await this.checkSendingDomain(principal, message.from.domain);
+    try {
+      return await this.deps.committer.run((tx) => this.write(tx, principal, message, idempotency, source));
+    } catch (err) {
+      // Another process committed the same Idempotency-Key between our read and our insert.
+      if (idempotency && isUniqueViolation(err)) {
+        const stored = await this.stored(this.deps.db, principal, idempotency);
+        if (stored) return stored.replay;
+      }
+      throw err;
+    }
+  }
+
+  /** The stored answer for a retried request, checked before anything else about it. */
+  async replay(principal: Principal, idempotency: IdempotencyRequest): Promise<AcceptResult | null> {
+    return (await this.stored(this.deps.db, principal, idempotency))?.replay ?? null;
+  }
+
+  private async checkSendingDomain(principal: Principal, domain: string): Promise<void> {
+    const row = await domainsRepo.byName(this.deps.db, domain);
+    if (principal.domain !== null && principal.domain !== domain) {
+      throw invalid(`Field \`from\`: this API key may only send from ${principal.domain}, not ${domain}`);
+    }
+    if (!row || row.workspace_id !== principal.workspaceId) {
+      throw invalid(`Field \`from\`: domain ${domain} is not a domain of this workspace; add and verify it first`);
+    }
+    if (row.status !== 'verified') throw invalid(`Field \`from\`: domain ${domain} is not verified; publish its DNS records and verify it`);
+  }
+
+  /** The stored answer for this key, or a 409 when the key was used for another body. */
+  private async stored(db: Db | Tx, principal: Principal, idem: IdempotencyRequest): Promise<Replay | null> {
+    const row = await idempotencyRepo.find(db, principal.keyId, idem.key, this.deps.clock.now() - IDEMPOTENCY_WINDOW_MS);
+    if (!row) return null;
+    if (row.request_hash !== idem.hash) throw conflict('Idempotency-Key was already used with a different request');
+    return { replay: { status: row.response_status, body: JSON.parse(row.response_body), replayed: true } };
+  }
+
+  private async write(tx: Tx, principal: Principal, m: NormalisedMessage, idem: IdempotencyRequest | undefined, source: 'api' | 'smtp'): Promise<AcceptResult> {
+    if (idem) {
+      const stored = await this.stored(tx, principal, idem);
+      if (stored) return stored.replay;
+    }
+    const now = this.deps.clock.now();
+    const suppressed = await suppressionsRepo.suppressedAmong(tx, principal.workspaceId, m.stream, m.recipients.map((r) => r.address));
+    const statusOf = (address: string): RecipientStatus =>
+      suppressed.has(address.toLowerCase()) ? 'suppressed' : m.scheduledAt !== null ? 'scheduled' : 'queued';
+    const statuses = m.recipients.map((r) => statusOf(r.address));
+
+    const id = await messagesRepo.insert(tx, {
+      workspace_id: principal.workspaceId,
+      api_key_id: principal.keyId,
+      domain: m.from.domain,
+      stream: m.stream,
+      status: deriveMessageStatus(statuses),
+      source,
+      from_header: formatMailbox(m.from),
+      from_address: m.from.address,
+      subject: m.subject,
+      content: JSON.stringify({ html: m.html, text: m.text, headers: m.headers, attachments: m.attachments }),
+      envelope: JSON.stringify({
+        to: m.to.map(formatMailbox),
+        cc: m.cc.map(formatMailbox),
+        bcc: m.bcc.map(formatMailbox),
+        reply_to: m.replyTo.map(formatMailbox),
+        tags: m.tags,
+      }),
+      message_id_header: '',
+      created_at: now,
+      scheduled_at: m.scheduledAt,
+    });
+    await messagesRepo.setMessageId(tx, id, `<${id}.${randomBytes(8).toString('hex')}@${m.from.domain}>`);
+    const due = m.scheduledAt ?? now;
+    await messagesRepo.insertRecipients(
+      tx,
+      m.recipients.map((r, i): Omit<RecipientRow, 'id'> => ({
+        message_id: id,
+        workspace_id: principal.workspaceId,
+        address: r.address,
+        domain: r.domain,
+        kind: r.kind,
+        status: statuses[i],
+        attempts: 0,
+        last_response: null,
+        last_mx: null,
+        due_at: statuses[i] === 'suppressed' ? null : due,
+        first_due_at: statuses[i] === 'suppressed' ? null : due,
+        lease_owner: null,
+        lease_until: null,
+        created_at: now,
+        updated_at: now,
+      })),
+    );
+    await usageRepo.add(tx, principal.workspaceId, utcDay(now), m.stream, statuses.filter((s) => s !== 'suppressed').length);
+
+    const result: AcceptResult = { status: 201, body: { id, stream: m.stream }, replayed: false };
+    if (idem) {
+      await idempotencyRepo.store(
+        tx,
+        { api_key_id: principal.keyId, idem_key: idem.key, request_hash: idem.hash, response_status: 201, response_body: JSON.stringify(result.body), created_at: now },
+        now - IDEMPOTENCY_WINDOW_MS,
+      );
+    }
+    this.deps.log.info({ phase: 'accept', email_id: id, recipients: m.recipients.length, suppressed: suppressed.size, source }, 'accepted');
+    return result;
+  }
+}

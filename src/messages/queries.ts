@@ -1,0 +1,43 @@
+import { invalid, notFound } from '../core/errors.ts';
+import type { Clock } from '../core/ports.ts';
+import type { Db } from '../store/db.ts';
+import { messagesRepo, type MessageFilter, type MessageRow } from '../store/messages.ts';
+import type { Principal } from '../tenancy/principal.ts';
+import { messageDetail } from './views.ts';
+
+/** Reading and canceling messages, within what the caller's key may see. */
+export class MessageQueries {
+  constructor(private readonly deps: { db: Db; clock: Clock }) {}
+
+  private async visible(principal: Principal, id: number): Promise<MessageRow> {
+    const row = await messagesRepo.byId(this.deps.db, id);
+    if (!row || row.workspace_id !== principal.workspaceId) throw notFound();
+    if (principal.domain !== null && row.domain !== principal.domain) throw notFound();
+    return row;
+  }
+
+  async detail(principal: Principal, id: number) {
+    const row = await this.visible(principal, id);
+    const recipients = await messagesRepo.recipients(this.deps.db, id);
+    const events = await this.deps.db('events').where({ email_id: id }).orderBy([{ column: 'occurred_at' }, { column: 'id' }]).select('payload');
+    return messageDetail(row, recipients, events.map((e: { payload: string }) => JSON.parse(e.payload)));
+  }
+
+  list(principal: Principal, filter: Omit<MessageFilter, 'workspaceId' | 'domain'>): Promise<MessageRow[]> {
+    return messagesRepo.list(this.deps.db, { ...filter, workspaceId: principal.workspaceId, domain: principal.domain });
+  }
+
+  /** A scheduled message becomes canceled; anything else is a 422 saying what it is. */
+  async cancel(principal: Principal, id: number) {
+    const row = await this.visible(principal, id);
+    await this.deps.db.transaction(async (tx) => {
+      const current = await messagesRepo.byId(tx, id);
+      if (current!.status !== 'scheduled') {
+        throw invalid(`Only a scheduled message can be canceled; this one is ${current!.status}`);
+      }
+      await messagesRepo.setRecipientStatus(tx, id, 'scheduled', 'canceled', this.deps.clock.now());
+      await messagesRepo.refreshStatus(tx, id);
+    });
+    return this.detail(principal, row.id);
+  }
+}

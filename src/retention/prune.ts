@@ -1,0 +1,26 @@
+import type { Clock, Logger } from '../core/ports.ts';
+import { IDEMPOTENCY_WINDOW_MS } from '../messages/idempotency.ts';
+import type { Db } from '../store/db.ts';
+import { idempotencyRepo } from '../store/idempotency.ts';
+import { rateLimits } from '../store/rateLimits.ts';
+
+/** Deletes state whose window has passed; returns what it removed. */
+export async function pruneExpired(db: Db, clock: Clock) {
+  const now = clock.now();
+  return {
+    idempotency: await idempotencyRepo.prune(db, now - IDEMPOTENCY_WINDOW_MS),
+    rateLimitBuckets: await rateLimits.prune(db, now),
+  };
+}
+
+/** Runs the pruning every `intervalMs` until stopped. */
+export function startRetention(deps: { db: Db; clock: Clock; log: Logger }, intervalMs = 60_000): { stop(): void } {
+  const timer = setInterval(() => {
+    pruneExpired(deps.db, deps.clock).then(
+      (removed) => deps.log.debug({ phase: 'retention', ...removed }, 'pruned expired state'),
+      (err) => deps.log.warn({ phase: 'retention', err }, 'pruning failed; will retry'),
+    );
+  }, intervalMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
