@@ -1,16 +1,11 @@
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { buildApp } from './api/app.ts';
 import { hostnameWarning } from './config/load.ts';
 import type { Config } from './config/schema.ts';
+import { startRetention } from './retention/prune.ts';
+import { ROLE_STARTERS, ROLES, type Role, type RunningRole } from './roles/index.ts';
 import { createServices, type ServiceOverrides, type Services } from './services.ts';
 import { workspaces } from './store/workspaces.ts';
-import { startRetention } from './retention/prune.ts';
 
-export const ROLES = ['api', 'submission', 'inbound', 'delivery', 'webhooks'] as const;
-export type Role = (typeof ROLES)[number];
-
-/** Roles this build can run; the others are accepted by --roles and reported as not built. */
-const BUILT: ReadonlySet<Role> = new Set<Role>(['api']);
+export { ROLES, type Role } from './roles/index.ts';
 
 export function parseRoles(list: string | undefined): Role[] {
   if (!list) return [...ROLES];
@@ -22,7 +17,7 @@ export function parseRoles(list: string | undefined): Role[] {
 
 export interface RunningServer {
   services: Services;
-  http: FastifyInstance | null;
+  roles: Partial<Record<Role, RunningRole>>;
   /** `http://127.0.0.1:PORT` when the api role runs. */
   url: string | null;
   close(): Promise<void>;
@@ -33,7 +28,7 @@ export async function startServer(
   config: Config,
   options: { roles?: Role[]; overrides?: ServiceOverrides; logRequests?: boolean } = {},
 ): Promise<RunningServer> {
-  const roles = options.roles ?? [...ROLES];
+  const wanted = options.roles ?? [...ROLES];
   const services = await createServices(config, options.overrides);
   const { log } = services;
 
@@ -42,18 +37,25 @@ export async function startServer(
   for (const domain of await services.domains.overridden()) {
     log.warn({ domain }, 'domain was marked verified WITHOUT DNS proof (operator override); receivers will fail its DKIM');
   }
-  for (const role of roles.filter((r) => !BUILT.has(r))) log.warn({ role }, 'role is not part of this build yet');
 
   const retention = startRetention(services);
-  let http: FastifyInstance | null = null;
-  let url: string | null = null;
-  if (roles.includes('api')) {
-    http = await buildApp(services, { logger: options.logRequests ? (log as unknown as FastifyBaseLogger) : undefined });
-    await http.listen({ host: config.http.host, port: config.http.port });
-    const address = http.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.http.port;
-    url = `http://127.0.0.1:${port}`;
-    log.info({ phase: 'start', role: 'api', port }, `HTTP API listening on ${config.http.host}:${port}`);
+  const running: Partial<Record<Role, RunningRole>> = {};
+  const started: RunningRole[] = [];
+  try {
+    for (const role of wanted) {
+      const start = ROLE_STARTERS[role];
+      if (!start) {
+        log.warn({ role }, 'role is not part of this build yet');
+        continue;
+      }
+      running[role] = await start(services, { logRequests: options.logRequests });
+      started.push(running[role]!);
+    }
+  } catch (err) {
+    retention.stop();
+    for (const role of started.reverse()) await role.close();
+    await services.close();
+    throw err;
   }
 
   if ((await workspaces.list(services.db)).length === 0) {
@@ -63,12 +65,13 @@ export async function startServer(
   let closing: Promise<void> | null = null;
   return {
     services,
-    http,
-    url,
+    roles: running,
+    url: running.api ? `http://127.0.0.1:${running.api.ports.http}` : null,
+    // Inbound paths first (stop accepting), then workers (finish or release), then storage.
     close: () =>
       (closing ??= (async () => {
         retention.stop();
-        await http?.close();
+        for (const role of [...started].reverse()) await role.close();
         await services.close();
       })()),
   };

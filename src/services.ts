@@ -1,5 +1,7 @@
 import type { Config } from './config/schema.ts';
-import { systemClock, type Clock, type DnsResolver, type Logger } from './core/ports.ts';
+import { systemClock, type Clock, type DnsResolver, type Logger, type RandomSource } from './core/ports.ts';
+import { loadTokenKeyring } from './secrets/keyring.ts';
+import { createTokenCodec, type TokenCodec } from './tokens/index.ts';
 import { createDnsResolver } from './dns/resolver.ts';
 import { DomainService } from './domains/service.ts';
 import { AcceptService } from './messages/accept.ts';
@@ -21,6 +23,8 @@ export interface ServiceOverrides {
   dns?: DnsResolver;
   log?: Logger;
   db?: Db;
+  /** Jitter and MX shuffling. */
+  random?: RandomSource;
 }
 
 export interface Services {
@@ -29,7 +33,10 @@ export interface Services {
   clock: Clock;
   log: Logger;
   dns: DnsResolver;
+  random: RandomSource;
   metrics: Metrics;
+  /** Signed-token codecs, one per purpose so a token minted for one use is worthless for another. */
+  tokens: { verp: TokenCodec };
   tenancy: TenancyService;
   domains: DomainService;
   committer: GroupCommitter;
@@ -49,12 +56,15 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const db = overrides.db ?? createDb(config.database);
   await migrate(db);
   const committer = new GroupCommitter(db);
+  const keyring = await loadTokenKeyring(db, clock);
   return {
     config,
     db,
     clock,
     log,
     dns,
+    random: overrides.random ?? Math.random,
+    tokens: { verp: createTokenCodec(keyring, { purpose: 'verp' }) },
     metrics: createMetrics(),
     tenancy: new TenancyService({ db, clock }),
     domains: new DomainService({ db, clock, dns, serverHostname: config.server.hostname, log }),

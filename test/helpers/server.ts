@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { loadConfig } from '../../src/config/load.ts';
 import type { Config } from '../../src/config/schema.ts';
-import type { Clock, DnsResolver } from '../../src/core/ports.ts';
+import type { Clock, DnsResolver, RandomSource } from '../../src/core/ports.ts';
+import type { Role } from '../../src/roles/index.ts';
 import { startServer, type RunningServer } from '../../src/main.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { scratchStore, type ScratchStore, type StoreKind } from './stores.ts';
@@ -47,13 +48,13 @@ export function testConfig(store: ScratchStore, extra: Record<string, unknown> =
 /** Starts the API in this process on port 0 over a scratch database; cleaned up after the test. */
 export async function startTestServer(
   kind: StoreKind,
-  opts: { clock?: Clock; dns?: DnsResolver; config?: Record<string, unknown> } = {},
+  opts: { clock?: Clock; dns?: DnsResolver; random?: RandomSource; config?: Record<string, unknown>; roles?: Role[] } = {},
 ): Promise<TestServer> {
   const store = await scratchStore(kind);
   const config = testConfig(store, opts.config);
   const server = await startServer(config, {
-    roles: ['api'],
-    overrides: { clock: opts.clock, dns: opts.dns, log: createLogger('silent') },
+    roles: opts.roles ?? ['api'],
+    overrides: { clock: opts.clock, dns: opts.dns, random: opts.random, log: createLogger('silent') },
   });
   const configFile = join(store.dataDir, 'config.json');
   writeFileSync(

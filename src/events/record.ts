@@ -1,0 +1,69 @@
+import type { Tx } from '../store/db.ts';
+import { iso } from '../core/time.ts';
+
+export const EVENT_NAMES = [
+  'email.delivered', 'email.bounced', 'email.opened', 'email.clicked', 'email.complained', 'email.unsubscribed',
+] as const;
+export type EventName = (typeof EVENT_NAMES)[number];
+
+export type BounceType = 'permanent' | 'transient' | 'blocked';
+
+/** What the receiving side reported; `response` and `reporting_mta` are always present. */
+export interface ProviderReport {
+  response: string;
+  reporting_mta: string;
+  [extra: string]: string | number | null;
+}
+
+/** The webhook payload of the public interface, exactly as it will be sent. */
+export interface EventPayload {
+  event: EventName;
+  occurred_at: string;
+  email_id: number;
+  recipient: string;
+  bounce_type?: BounceType;
+  url?: string;
+  provider: ProviderReport;
+}
+
+export interface NewEvent {
+  workspaceId: number;
+  emailId: number;
+  recipientId: number | null;
+  event: EventName;
+  recipient: string;
+  bounceType?: BounceType;
+  url?: string;
+  provider: ProviderReport;
+  at: number;
+}
+
+/**
+ * Records an event inside the caller's transaction, so the event, its webhook deliveries (the
+ * events table is the outbox the dispatcher drains) and the recipient's new status commit
+ * together. `occurred_at` is unique per (email, event): a clash is bumped by 1 ms, so
+ * email_id + event + occurred_at identifies one event even for many recipients.
+ */
+export async function recordEvent(tx: Tx, e: NewEvent): Promise<EventPayload> {
+  const latest = await tx('events').where({ email_id: e.emailId, event: e.event }).max({ at: 'occurred_at' }).first();
+  const last = latest?.at === null || latest?.at === undefined ? null : Number(latest.at);
+  const occurredAt = last !== null && last >= e.at ? last + 1 : e.at;
+  const payload: EventPayload = {
+    event: e.event,
+    occurred_at: iso(occurredAt),
+    email_id: e.emailId,
+    recipient: e.recipient,
+    ...(e.bounceType ? { bounce_type: e.bounceType } : {}),
+    ...(e.url ? { url: e.url } : {}),
+    provider: e.provider,
+  };
+  await tx('events').insert({
+    workspace_id: e.workspaceId,
+    email_id: e.emailId,
+    recipient_id: e.recipientId,
+    event: e.event,
+    occurred_at: occurredAt,
+    payload: JSON.stringify(payload),
+  });
+  return payload;
+}

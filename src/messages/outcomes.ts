@@ -1,0 +1,80 @@
+import { recordEvent, type BounceType, type EventPayload, type ProviderReport } from '../events/record.ts';
+import type { Tx } from '../store/db.ts';
+import { messagesRepo, type MessageRow, type RecipientRow } from '../store/messages.ts';
+import { suppressionsRepo, type SuppressionReason } from '../store/suppressions.ts';
+import type { RecipientStatus } from './status.ts';
+
+/**
+ * What happened to one recipient, written in the caller's transaction: the recipient row, the
+ * message's derived status, the event (outbox) and, where it applies, suppression. Shared by
+ * delivery (synchronous replies) and the inbound listener (reports that arrive later).
+ */
+
+interface Target {
+  message: Pick<MessageRow, 'id' | 'workspace_id' | 'stream' | 'domain'>;
+  recipient: Pick<RecipientRow, 'id' | 'address'>;
+  at: number;
+}
+
+async function setStatus(tx: Tx, t: Target, status: RecipientStatus, patch: Partial<RecipientRow> = {}): Promise<void> {
+  await tx('recipients')
+    .where({ id: t.recipient.id })
+    .update({ status, updated_at: t.at, due_at: null, lease_owner: null, lease_until: null, ...patch });
+  await messagesRepo.refreshStatus(tx, t.message.id);
+}
+
+async function suppress(tx: Tx, t: Target, reason: SuppressionReason): Promise<void> {
+  await suppressionsRepo.add(tx, {
+    workspace_id: t.message.workspace_id,
+    stream: t.message.stream,
+    address: t.recipient.address,
+    reason,
+    email_id: t.message.id,
+    domain: t.message.domain,
+    created_at: t.at,
+  });
+}
+
+const event = (t: Target, name: EventPayload['event'], provider: ProviderReport, bounceType?: BounceType) => ({
+  workspaceId: t.message.workspace_id,
+  emailId: t.message.id,
+  recipientId: t.recipient.id,
+  event: name,
+  recipient: t.recipient.address,
+  bounceType,
+  provider,
+  at: t.at,
+});
+
+export async function recordDelivered(tx: Tx, t: Target, provider: ProviderReport, patch: Partial<RecipientRow> = {}) {
+  await setStatus(tx, t, 'delivered', { last_response: provider.response, last_mx: provider.reporting_mta, ...patch });
+  return recordEvent(tx, event(t, 'email.delivered', provider));
+}
+
+/**
+ * A bounce. `final` marks the recipient bounced (a later report wins over `delivered`); a delay
+ * report is not final and leaves our own retries alone. Only a permanent bounce suppresses.
+ */
+export async function recordBounce(
+  tx: Tx,
+  t: Target,
+  bounce: { bounceType: BounceType; final: boolean; status?: RecipientStatus },
+  provider: ProviderReport,
+  patch: Partial<RecipientRow> = {},
+) {
+  if (bounce.final) {
+    await setStatus(tx, t, bounce.status ?? 'bounced', { last_response: provider.response, last_mx: provider.reporting_mta, ...patch });
+  }
+  if (bounce.bounceType === 'permanent') await suppress(tx, t, 'bounce');
+  return recordEvent(tx, event(t, 'email.bounced', provider, bounce.bounceType));
+}
+
+export async function recordComplaint(tx: Tx, t: Target, provider: ProviderReport) {
+  await suppress(tx, t, 'complaint');
+  return recordEvent(tx, event(t, 'email.complained', provider));
+}
+
+export async function recordUnsubscribe(tx: Tx, t: Target, provider: ProviderReport) {
+  await suppress(tx, t, 'unsubscribe');
+  return recordEvent(tx, event(t, 'email.unsubscribed', provider));
+}

@@ -1,0 +1,23 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../core/ports.ts';
+import type { Db } from '../store/db.ts';
+import type { TokenKeyring } from '../tokens/index.ts';
+
+const PURPOSE = 'token';
+
+/**
+ * The token-signing keys every process shares, from the database; the newest is current. The
+ * first process on an empty database creates one. Two processes racing there both succeed and
+ * simply leave two valid keys.
+ */
+export async function loadTokenKeyring(db: Db, clock: Clock): Promise<TokenKeyring> {
+  let rows: { id: string; secret: string }[] = await db('server_secrets').where({ purpose: PURPOSE }).orderBy('created_at').select('id', 'secret');
+  if (rows.length === 0) {
+    await db('server_secrets').insert({ id: randomBytes(3).toString('hex'), purpose: PURPOSE, secret: randomBytes(32).toString('base64'), created_at: clock.now() });
+    rows = await db('server_secrets').where({ purpose: PURPOSE }).orderBy('created_at').select('id', 'secret');
+  }
+  return {
+    current: rows[rows.length - 1].id,
+    keys: Object.fromEntries(rows.map((r) => [r.id, Buffer.from(r.secret, 'base64')])),
+  };
+}
