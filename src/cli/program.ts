@@ -6,6 +6,8 @@ import { createDb } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { registerDomainCommands } from './commands/domains.ts';
 import { registerTenancyCommands } from './commands/tenancy.ts';
+import { registerSuppressionCommands } from './commands/suppression.ts';
+import { registerUsageCommand } from './commands/usage.ts';
 import { CliContext, positiveInt } from './context.ts';
 import { emit, printLines } from './output.ts';
 
@@ -55,6 +57,8 @@ export function buildProgram(): { program: Command; ctx: CliContext } {
 
   registerTenancyCommands(program, ctx);
   registerDomainCommands(program, ctx);
+  registerSuppressionCommands(program, ctx);
+  registerUsageCommand(program, ctx);
   return { program, ctx };
 }
 

@@ -68,6 +68,28 @@ export class SuppressionService {
     });
   }
 
+  /** Adds many entries in one transaction; returns how many were new. */
+  async addMany(workspaceId: number, entries: { address: string; stream: Stream; reason: SuppressionReason }[]): Promise<number> {
+    const now = this.deps.clock.now();
+    let added = 0;
+    await this.deps.db.transaction(async (tx) => {
+      for (const e of entries) {
+        if (await suppressionsRepo.add(tx, { workspace_id: workspaceId, stream: e.stream, address: e.address, reason: e.reason, email_id: null, domain: null, created_at: now })) added += 1;
+      }
+    });
+    return added;
+  }
+
+  /** Every entry, for export. */
+  async all(workspaceId: number, stream?: string): Promise<SuppressionRow[]> {
+    const out: SuppressionRow[] = [];
+    for (;;) {
+      const page = await this.list(workspaceId, { stream, afterId: out.at(-1)?.id, limit: 1000 });
+      out.push(...page);
+      if (page.length < 1000) return out;
+    }
+  }
+
   async remove(workspaceId: number, stream: string, address: string): Promise<void> {
     if (!(await suppressionsRepo.remove(this.deps.db, workspaceId, checkStream(stream), address))) throw notFound();
   }
