@@ -40,6 +40,9 @@ export class GroupCommitter {
     this.draining = true;
     try {
       while (this.queue.length > 0) {
+        // SQLite's driver is synchronous: without yielding to I/O first, requests that arrived
+        // during the last commit would still be unparsed and every batch would hold one job.
+        await new Promise((resolve) => setImmediate(resolve));
         const batch = this.queue.splice(0, this.maxBatch);
         const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
         try {
