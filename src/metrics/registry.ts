@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** One registry per service instance (tests build several in one process). */
 export function createMetrics() {
@@ -17,6 +17,35 @@ export function createMetrics() {
       help: 'HTTP request duration by route',
       labelNames: ['method', 'route'] as const,
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    deliveryOutcomes: new Counter({
+      name: 'mailsvc_delivery_outcomes_total',
+      help: 'Delivery attempts by outcome (delivered, bounced, deferred, failed, lease_lost) and bounce type',
+      labelNames: ['outcome', 'bounce_type'] as const,
+      registers: [registry],
+    }),
+    deliveryDuration: new Histogram({
+      name: 'mailsvc_delivery_attempt_duration_seconds',
+      help: 'One recipient from claim to recorded outcome: render, sign, MX lookup, SMTP transaction, commit',
+      labelNames: ['outcome'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers: [registry],
+    }),
+    deliveryInFlight: new Gauge({
+      name: 'mailsvc_delivery_in_flight',
+      help: 'Recipients claimed by this process and not yet recorded',
+      registers: [registry],
+    }),
+    deliveryQueue: new Gauge({
+      name: 'mailsvc_delivery_queue_recipients',
+      help: 'Unfinished recipients in the shared queue by status (sampled by the delivery role)',
+      labelNames: ['status'] as const,
+      registers: [registry],
+    }),
+    deliveryConnections: new Gauge({
+      name: 'mailsvc_delivery_smtp_connections',
+      help: 'Outbound SMTP connections open in this process',
       registers: [registry],
     }),
   };

@@ -1,0 +1,96 @@
+import { classifyReply } from '../bounces/index.ts';
+import type { BounceType, ProviderReport } from '../events/record.ts';
+import type { RandomSource } from '../core/ports.ts';
+import { recordBounce, recordDelivered } from '../messages/outcomes.ts';
+import type { Tx } from '../store/db.ts';
+import type { MessageRow, RecipientRow } from '../store/messages.ts';
+import { queueRepo } from '../store/queue.ts';
+import type { Destination } from './mx.ts';
+import { nextAttempt, type RetryPolicy } from './retry.ts';
+import type { SmtpSendResult } from './transport.ts';
+
+/** What one attempt amounted to, before the retry policy and the lease have their say. */
+export type Verdict =
+  | { kind: 'delivered'; host: string; code: number; response: string }
+  | { kind: 'bounced'; host: string | null; code: number | null; response: string; bounceType: BounceType; reason: string; status: string }
+  | { kind: 'deferred'; host: string | null; code: number | null; response: string };
+
+/** What was written: the recipient's new state, or nothing because another worker owns the row. */
+export type Recorded =
+  | { outcome: 'delivered' | 'bounced' | 'failed'; attempts: number; provider: ProviderReport; bounceType?: BounceType }
+  | { outcome: 'deferred'; attempts: number; dueAt: number }
+  | { outcome: 'lease_lost' };
+
+/** "250 2.0.0 Ok: queued" → "2.0.0" (RFC 3463 enhanced code right after the reply code). */
+export function enhancedStatus(response: string): string | null {
+  const m = /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/.exec(response.trim());
+  return m ? m[1]! : null;
+}
+
+/**
+ * A reply from the server we spoke to: 2xx delivered, 5xx a bounce of the classifier's type
+ * (SPEC §5: a 5xx may still be `transient`, e.g. 552 5.2.2 mailbox full, and is final all the
+ * same), anything temporary (4xx, timeouts, dropped connections, our TLS/AUTH trouble) deferred.
+ */
+export function judgeSend(result: SmtpSendResult): Verdict {
+  if (result.ok) return { kind: 'delivered', host: result.host, code: result.code, response: result.response };
+  if (result.temporary) return { kind: 'deferred', host: result.host, code: result.code, response: result.response };
+  const c = classifyReply({ smtpCode: result.code, text: result.response });
+  return { kind: 'bounced', host: result.host, code: result.code, response: result.response, bounceType: c.bounceType, reason: c.reason, status: c.status };
+}
+
+/** A destination we could not send to at all: null MX, NXDOMAIN and loops bounce; DNS trouble defers. */
+export function judgeDestination(dest: Exclude<Destination, { kind: 'hosts' }>): Verdict {
+  if (dest.kind === 'temporary') return { kind: 'deferred', host: null, code: null, response: dest.message };
+  const c = classifyReply({ status: dest.status, text: dest.message });
+  return { kind: 'bounced', host: null, code: null, response: dest.message, bounceType: c.bounceType, reason: c.reason, status: dest.status };
+}
+
+export interface RecordDeps {
+  owner: string;
+  now: number;
+  random: RandomSource;
+  policy: RetryPolicy;
+  /** `provider.reporting_mta` when no remote host was involved (DNS): we are the reporting MTA. */
+  hostname: string;
+}
+
+/**
+ * Writes one attempt's outcome in the caller's transaction, but only while `owner` still holds
+ * the row's lease: otherwise the row was given to another worker and this result is dropped.
+ */
+export async function recordVerdict(
+  tx: Tx,
+  row: RecipientRow,
+  message: Pick<MessageRow, 'id' | 'workspace_id' | 'stream' | 'domain'>,
+  verdict: Verdict,
+  deps: RecordDeps,
+): Promise<Recorded> {
+  if (!(await queueRepo.holdsLease(tx, deps.owner, row.id, deps.now))) return { outcome: 'lease_lost' };
+  const attempts = row.attempts + 1;
+  const target = { message, recipient: { id: row.id, address: row.address }, at: deps.now };
+  const reportingMta = verdict.host ?? deps.hostname;
+
+  if (verdict.kind === 'delivered') {
+    const provider = { response: verdict.response, reporting_mta: reportingMta, status: enhancedStatus(verdict.response) ?? '2.0.0', smtp_code: verdict.code };
+    await recordDelivered(tx, target, provider, { attempts });
+    return { outcome: 'delivered', attempts, provider };
+  }
+  if (verdict.kind === 'bounced') {
+    const provider = { response: verdict.response, reporting_mta: reportingMta, status: verdict.status, smtp_code: verdict.code };
+    await recordBounce(tx, target, { bounceType: verdict.bounceType, final: true }, provider, { attempts });
+    return { outcome: 'bounced', attempts, provider, bounceType: verdict.bounceType };
+  }
+
+  const next = nextAttempt(deps.policy, attempts, row.first_due_at ?? row.created_at, deps.now, deps.random);
+  if (next.kind === 'retry') {
+    await queueRepo.defer(tx, row, { dueAt: next.dueAt, attempts, response: verdict.response, mx: verdict.host, now: deps.now });
+    return { outcome: 'deferred', attempts, dueAt: next.dueAt };
+  }
+  // RFC 3463 4.4.7 "delivery time expired": the last remote reply stays in `provider`, so the
+  // sender can still see why (a DNS failure on the last try keeps the last host that answered).
+  const remote = verdict.host !== null || row.last_mx === null ? verdict : { response: row.last_response ?? verdict.response, host: row.last_mx, code: null };
+  const provider = { response: remote.response, reporting_mta: remote.host ?? deps.hostname, status: '4.4.7', smtp_code: remote.code };
+  await recordBounce(tx, target, { bounceType: 'transient', final: true, status: 'failed' }, provider, { attempts });
+  return { outcome: 'failed', attempts, provider, bounceType: 'transient' };
+}

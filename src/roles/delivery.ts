@@ -1,0 +1,38 @@
+import { DeliveryWorker } from '../delivery/worker.ts';
+import { queueRepo } from '../store/queue.ts';
+import type { RoleStarter } from './types.ts';
+
+/** How often the queue gauges on /metrics are refreshed. */
+const SAMPLE_MS = 5000;
+
+/**
+ * The delivery role: one worker (claim loop, scheduler, lease renewal) per process; processes
+ * sharing a PostgreSQL database split the queue between them through their leases.
+ */
+export const startDeliveryRole: RoleStarter = async (services) => {
+  const { log, metrics, db } = services;
+  const worker = new DeliveryWorker(services);
+  worker.start();
+  const sampler = setInterval(() => {
+    metrics.deliveryConnections.set(worker.stats().connections.open);
+    queueRepo.unfinishedCounts(db).then(
+      (counts) => {
+        for (const [status, n] of Object.entries(counts)) metrics.deliveryQueue.set({ status }, n);
+      },
+      () => undefined,
+    );
+  }, SAMPLE_MS);
+  sampler.unref();
+  const { delivery } = services.config;
+  log.info(
+    { phase: 'start', role: 'delivery', worker: worker.owner, relay: delivery.relayHost, port: delivery.port, concurrency: delivery.concurrency },
+    delivery.relayHost ? `delivery through the relay ${delivery.relayHost}` : `direct MX delivery on port ${delivery.port}`,
+  );
+  return {
+    ports: {},
+    close: async () => {
+      clearInterval(sampler);
+      await worker.stop();
+    },
+  };
+};

@@ -1,0 +1,197 @@
+import { isPg, type Conn, type Db, type Tx } from './db.ts';
+import { messagesRepo, type RecipientRow } from './messages.ts';
+
+/**
+ * The delivery queue is the recipients table: a row is due when its status is `queued` or
+ * `deferred` and `due_at` has passed. A claim sets it `sending`, with `lease_owner` and
+ * `lease_until`, and moves `due_at` to the end of the lease: a row whose worker died becomes
+ * due again when the lease runs out, found by the same (status, due_at) index as fresh work.
+ */
+
+/** Statuses a claim may take; `sending` only once its lease has expired (due_at = lease end). */
+const CLAIMABLE = ['queued', 'deferred', 'sending'] as const;
+
+export interface ClaimRequest {
+  owner: string;
+  now: number;
+  leaseMs: number;
+  limit: number;
+}
+
+export interface QueueStats {
+  byStatus: Record<string, number>;
+  byDestination: { domain: string; status: string; count: number }[];
+  oldestDeferred: { id: number; email_id: number; address: string; due_at: number; first_due_at: number | null; attempts: number; last_response: string | null } | null;
+}
+
+export interface QueueListFilter {
+  status?: string[];
+  domain?: string;
+  limit: number;
+}
+
+const unfinished = ['scheduled', 'queued', 'deferred', 'sending'];
+
+export const queueRepo = {
+  /**
+   * Claims up to `limit` due rows, oldest due first. One statement picks and leases the rows:
+   * on PostgreSQL the pick skips rows another worker has locked (FOR UPDATE SKIP LOCKED); on
+   * SQLite the single writer makes the statement atomic. The messages of the claimed rows
+   * become `sending`, which is what their derived status is once any recipient is sending.
+   */
+  async claim(db: Db, req: ClaimRequest): Promise<RecipientRow[]> {
+    return db.transaction(async (tx) => {
+      const pick = tx('recipients')
+        .select('id')
+        .whereIn('status', CLAIMABLE)
+        .where('due_at', '<=', req.now)
+        .orderBy('due_at')
+        .limit(req.limit);
+      if (isPg(tx)) pick.forUpdate().skipLocked();
+      const leaseUntil = req.now + req.leaseMs;
+      const rows: RecipientRow[] = await tx('recipients')
+        .whereIn('id', pick)
+        .whereIn('status', CLAIMABLE)
+        .update({ status: 'sending', lease_owner: req.owner, lease_until: leaseUntil, due_at: leaseUntil, updated_at: req.now })
+        .returning('*');
+      const messageIds = [...new Set(rows.map((r) => r.message_id))];
+      if (messageIds.length > 0) await tx('messages').whereIn('id', messageIds).update({ status: 'sending' });
+      return rows;
+    });
+  },
+
+  /** Extends the leases of rows this owner is still working on; returns how many it holds. */
+  async renew(db: Conn, owner: string, ids: number[], now: number, leaseMs: number): Promise<number> {
+    let held = 0;
+    for (const chunk of chunks(ids, 500)) {
+      held += await db('recipients')
+        .whereIn('id', chunk)
+        .where({ lease_owner: owner, status: 'sending' })
+        .update({ lease_until: now + leaseMs, due_at: now + leaseMs });
+    }
+    return held;
+  },
+
+  /**
+   * The guard every outcome write starts with: true while `owner` still holds the row's lease.
+   * As the transaction's first statement it is a write, so SQLite takes its write lock at once
+   * and PostgreSQL locks the row until commit; a worker that lost the lease records nothing.
+   */
+  async holdsLease(tx: Tx, owner: string, id: number, now: number): Promise<boolean> {
+    const n = await tx('recipients').where({ id, lease_owner: owner, status: 'sending' }).update({ updated_at: now });
+    return n > 0;
+  },
+
+  /** A temporary failure: back to the queue at `dueAt`, with the reply kept for the operator. */
+  async defer(tx: Tx, row: Pick<RecipientRow, 'id' | 'message_id'>, patch: { dueAt: number; attempts: number; response: string; mx: string | null; now: number }) {
+    await tx('recipients').where({ id: row.id }).update({
+      status: 'deferred',
+      due_at: patch.dueAt,
+      attempts: patch.attempts,
+      last_response: patch.response,
+      last_mx: patch.mx,
+      lease_owner: null,
+      lease_until: null,
+      updated_at: patch.now,
+    });
+    await messagesRepo.refreshStatus(tx, row.message_id);
+  },
+
+  /**
+   * Gives rows back untouched (shutdown): due now, in the status they had before the claim
+   * (`deferred` once tried, else `queued`), for this or another worker to take.
+   */
+  async release(db: Db, owner: string, ids: number[], now: number): Promise<number> {
+    if (ids.length === 0) return 0;
+    return db.transaction(async (tx) => {
+      let released = 0;
+      for (const chunk of chunks(ids, 500)) {
+        const base = () => tx('recipients').whereIn('id', chunk).where({ lease_owner: owner, status: 'sending' });
+        const clear = { due_at: now, lease_owner: null, lease_until: null, updated_at: now };
+        released += await base().where('attempts', '>', 0).update({ ...clear, status: 'deferred' });
+        released += await base().where('attempts', 0).update({ ...clear, status: 'queued' });
+      }
+      const messageIds: { message_id: number }[] = await tx('recipients').whereIn('id', ids.slice(0, 10_000)).distinct('message_id');
+      for (const { message_id } of messageIds) await messagesRepo.refreshStatus(tx, message_id);
+      return released;
+    });
+  },
+
+  /** Scheduled rows whose time has come become `queued`; returns how many. */
+  async releaseScheduled(db: Db, now: number): Promise<number> {
+    const due: { id: number; message_id: number }[] = await db('recipients')
+      .where({ status: 'scheduled' })
+      .where('due_at', '<=', now)
+      .select('id', 'message_id')
+      .limit(1000);
+    if (due.length === 0) return 0;
+    return db.transaction(async (tx) => {
+      const n = await tx('recipients')
+        .whereIn('id', due.map((r) => r.id))
+        .where({ status: 'scheduled' })
+        .update({ status: 'queued', updated_at: now });
+      for (const messageId of new Set(due.map((r) => r.message_id))) await messagesRepo.refreshStatus(tx, messageId);
+      return n;
+    });
+  },
+
+  /** When the next row becomes due (a scheduled one included), to sleep no longer than needed. */
+  async nextDue(db: Conn): Promise<number | null> {
+    const row = await db('recipients').whereIn('status', [...CLAIMABLE, 'scheduled']).min({ at: 'due_at' }).first();
+    return row?.at === null || row?.at === undefined ? null : Number(row.at);
+  },
+
+  async stats(db: Conn): Promise<QueueStats> {
+    const byStatus: Record<string, number> = {};
+    const counts: { status: string; count: number | string }[] = await db('recipients').groupBy('status').select('status').count({ count: '*' });
+    for (const c of counts) byStatus[c.status] = Number(c.count);
+    const destinations = (await db('recipients')
+      .whereIn('status', unfinished)
+      .groupBy('domain', 'status')
+      .select('domain', 'status')
+      .count({ count: '*' })
+      .orderBy([{ column: 'count', order: 'desc' }, { column: 'domain' }])
+      .limit(50)) as unknown as { domain: string; status: string; count: number | string }[];
+    const oldest = await db('recipients')
+      .where({ status: 'deferred' })
+      .orderBy('first_due_at')
+      .first('id', 'message_id', 'address', 'due_at', 'first_due_at', 'attempts', 'last_response');
+    return {
+      byStatus,
+      byDestination: destinations.map((d) => ({ domain: d.domain, status: d.status, count: Number(d.count) })),
+      oldestDeferred: oldest
+        ? { id: oldest.id, email_id: oldest.message_id, address: oldest.address, due_at: Number(oldest.due_at), first_due_at: oldest.first_due_at === null ? null : Number(oldest.first_due_at), attempts: oldest.attempts, last_response: oldest.last_response }
+        : null,
+    };
+  },
+
+  /** Unfinished rows by status, for the queue gauge (served by the status index). */
+  async unfinishedCounts(db: Conn): Promise<Record<string, number>> {
+    const out: Record<string, number> = Object.fromEntries(unfinished.map((s) => [s, 0]));
+    const counts: { status: string; count: number | string }[] = await db('recipients').whereIn('status', unfinished).groupBy('status').select('status').count({ count: '*' });
+    for (const c of counts) out[c.status] = Number(c.count);
+    return out;
+  },
+
+  /** Unfinished rows, those due soonest first. */
+  async list(db: Conn, f: QueueListFilter): Promise<RecipientRow[]> {
+    const q = db('recipients').whereIn('status', f.status?.length ? f.status : unfinished).orderBy([{ column: 'due_at' }, { column: 'id' }]).limit(f.limit);
+    if (f.domain) q.where({ domain: f.domain.toLowerCase() });
+    return q;
+  },
+
+  /** Makes deferred rows due now, by recipient id, message id or destination domain. */
+  async retryNow(db: Conn, target: { recipientIds?: number[]; messageIds?: number[]; domain?: string }, now: number): Promise<number> {
+    const q = db('recipients').where({ status: 'deferred' });
+    if (target.recipientIds) q.whereIn('id', target.recipientIds);
+    if (target.messageIds) q.whereIn('message_id', target.messageIds);
+    if (target.domain) q.where({ domain: target.domain.toLowerCase() });
+    return q.update({ due_at: now, updated_at: now });
+  },
+};
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
