@@ -36,7 +36,7 @@ export interface Services {
   random: RandomSource;
   metrics: Metrics;
   /** Signed-token codecs, one per purpose so a token minted for one use is worthless for another. */
-  tokens: { verp: TokenCodec };
+  tokens: { verp: TokenCodec; unsubscribe: TokenCodec };
   tenancy: TenancyService;
   domains: DomainService;
   committer: GroupCommitter;
@@ -64,7 +64,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     log,
     dns,
     random: overrides.random ?? Math.random,
-    tokens: { verp: createTokenCodec(keyring, { purpose: 'verp' }) },
+    tokens: { verp: createTokenCodec(keyring, { purpose: 'verp' }), unsubscribe: createTokenCodec(keyring, { purpose: 'unsubscribe' }) },
     metrics: createMetrics(),
     tenancy: new TenancyService({ db, clock }),
     domains: new DomainService({ db, clock, dns, serverHostname: config.server.hostname, log }),

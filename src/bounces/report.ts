@@ -23,6 +23,7 @@ function empty(kind: ParsedReport['kind'] = 'unknown'): ParsedReport {
     recipients: [],
     feedbackType: null,
     originalMessageId: null,
+    originalReturnPath: null,
     reportingMta: null,
     humanText: '',
     userAgent: null,
@@ -68,7 +69,7 @@ function originalMessageId(parts: MimePart[], root: MimePart): { id: string | nu
 // The remote host's words are what classify; SES's code stands only when the reply has none.
 const SES_DIAGNOSTIC = /^([245]\.\d{1,3}\.\d{1,3}) - [^']*?(\d{3})-'([\s\S]*)'\s*\(delivery attempts: \d+\)/;
 
-function recipient(address: string, action: string, diagnostic: string, status: string | null, remoteMta: string | null, context: string, diagnosticType: string | null = null): ReportRecipient {
+function recipient(address: string, action: string, diagnostic: string, status: string | null, remoteMta: string | null, context: string, diagnosticType: string | null = null, response = diagnostic): ReportRecipient {
   let text = fold(diagnostic).slice(0, DIAGNOSTIC_LIMIT);
   const ses = SES_DIAGNOSTIC.exec(text);
   if (ses) {
@@ -86,6 +87,7 @@ function recipient(address: string, action: string, diagnostic: string, status: 
     bounceType: delayed ? 'transient' : c.bounceType,
     reason: delayed && c.bounceType !== 'transient' ? 'expired' : c.reason,
     diagnostic: text,
+    response: response.trim(),
     remoteMta,
   };
 }
@@ -106,7 +108,8 @@ function fromDsn(list: DsnRecipient[], notice: string): ReportRecipient[] {
     const context = list.length === 1 ? `${r.diagnostic}\n${block}\n${notice}` : `${r.diagnostic}\n${block}`;
     const own = list.length === 1 ? reasonFromText(fold(noticeText(notice))) : null;
     const text = own === 'mailbox_full' || own === 'system_full' ? `${fold(noticeText(notice))} ${diagnostic}` : diagnostic;
-    out.push(recipient(r.address, action, text, r.status, r.remoteMta, context, r.diagnosticType));
+    // The classifier may read the notice's own words too; the response stays the report's.
+    out.push(recipient(r.address, action, text, r.status, r.remoteMta, context, r.diagnosticType, diagnostic));
   }
   return out;
 }
@@ -126,7 +129,7 @@ function complaint(report: ParsedReport, feedbackType: string, addresses: string
     recipients: addresses
       .map((a) => cleanAddress(a))
       .filter((a): a is string => a !== null)
-      .map((address) => ({ address, action: 'failed', status: '', smtpCode: null, bounceType: 'blocked', reason, diagnostic: '', remoteMta: null })),
+      .map((address) => ({ address, action: 'failed', status: '', smtpCode: null, bounceType: 'blocked', reason, diagnostic: '', response: '', remoteMta: null })),
   };
 }
 
@@ -140,6 +143,7 @@ function parse(raw: Buffer, depth = 0): ParsedReport {
   report.humanText = text.slice(0, HUMAN_TEXT_LIMIT);
   const original = originalMessageId(parts, root);
   report.originalMessageId = original.id;
+  report.originalReturnPath = cleanAddress(header(original.headers ?? [], 'return-path'));
 
   const feedback = parts.find((p) => p.contentType === 'message/feedback-report');
   if (feedback || isHotmailStyleComplaint(top)) {

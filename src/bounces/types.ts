@@ -26,6 +26,11 @@ export interface ReportRecipient {
   bounceType: BounceType;
   reason: string;
   diagnostic: string;
+  /**
+   * The report's own text for this recipient, unmodified (SPEC §5 keeps it in
+   * `provider.response`): the Diagnostic-Code after its type, else the recipient's paragraph.
+   */
+  response: string;
   remoteMta: string | null;
 }
 
@@ -34,6 +39,8 @@ export interface ParsedReport {
   recipients: ReportRecipient[];
   feedbackType: string | null;
   originalMessageId: string | null;
+  /** The Return-Path of the quoted original: our VERP sender when a complaint quotes our mail. */
+  originalReturnPath: string | null;
   reportingMta: string | null;
   humanText: string;
   userAgent: string | null;

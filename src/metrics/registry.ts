@@ -19,6 +19,18 @@ export function createMetrics() {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
+    inboundReports: new Counter({
+      name: 'mailsvc_inbound_reports_total',
+      help: 'Reports received by the inbound listener, by kind and outcome (applied, duplicate, no_effect, uncorrelated)',
+      labelNames: ['kind', 'outcome'] as const,
+      registers: [registry],
+    }),
+    inboundRefusals: new Counter({
+      name: 'mailsvc_inbound_refusals_total',
+      help: 'SMTP commands the inbound listener refused, by reason',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     deliveryOutcomes: new Counter({
       name: 'mailsvc_delivery_outcomes_total',
       help: 'Delivery attempts by outcome (delivered, bounced, deferred, failed, lease_lost) and bounce type',

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Db } from './db.ts';
 import * as platform from './migrations/001_platform.ts';
 import * as messages from './migrations/002_messages.ts';
+import * as inbound from './migrations/004_inbound.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -9,6 +10,7 @@ type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': platform,
   '002_messages': messages,
+  '004_inbound': inbound,
 };
 
 const source: Knex.MigrationSource<string> = {

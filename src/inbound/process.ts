@@ -1,0 +1,117 @@
+import { createHash } from 'node:crypto';
+import { parseReport, type ParsedReport } from '../bounces/index.ts';
+import type { Clock, Logger } from '../core/ports.ts';
+import type { Metrics } from '../metrics/registry.ts';
+import { recordBounce, recordComplaint, recordUnsubscribe } from '../messages/outcomes.ts';
+import type { Db, Tx } from '../store/db.ts';
+import { inboundRepo, type InboundOutcome } from '../store/inbound.ts';
+import type { MessageRow } from '../store/messages.ts';
+import type { TokenCodec } from '../tokens/index.ts';
+import { correlate } from './correlate.ts';
+import { planEffects, type Effect, type Plan } from './plan.ts';
+import type { InboundTarget } from './policy.ts';
+
+export interface InboundDeps {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+  verp: TokenCodec;
+  hostname: string;
+}
+
+/** One accepted message for one accepted RCPT. */
+export interface ReceivedReport {
+  target: InboundTarget;
+  mailFrom: string;
+  remoteIp: string;
+  helo: string | null;
+  raw: Buffer;
+  size: number;
+  truncated: boolean;
+}
+
+export interface HandledReport {
+  id: number;
+  kind: ParsedReport['kind'];
+  outcome: InboundOutcome;
+  summary: string;
+}
+
+/** The mail's own User-Agent or X-Mailer (RFC 5322 header block only, first 64 KB). */
+export function mailUserAgent(raw: Buffer): string | null {
+  const head = raw.subarray(0, 65_536).toString('latin1').replace(/\r\n?/g, '\n').split('\n\n')[0]!;
+  const m = /^(?:User-Agent|X-Mailer)[ \t]*:[ \t]*(.*(?:\n[ \t].*)*)/im.exec(head);
+  return m ? m[1]!.replace(/\s+/g, ' ').trim() || null : null;
+}
+
+async function apply(tx: Tx, e: Effect, message: MessageRow, at: number): Promise<void> {
+  const target = { message, recipient: e.recipient, at };
+  if (e.type === 'bounce') await recordBounce(tx, target, { bounceType: e.bounceType, final: e.final }, e.provider);
+  else if (e.type === 'complaint') await recordComplaint(tx, target, e.provider);
+  else await recordUnsubscribe(tx, target, e.provider);
+}
+
+/**
+ * The inbound pipeline for one report: parse, correlate, plan, then in one transaction skip a
+ * retransmission, apply the effects (events, status, suppression) and store the report. The
+ * SMTP 250 is given only after that commit, so a report is never acknowledged and lost.
+ */
+export async function handleReport(deps: InboundDeps, r: ReceivedReport): Promise<HandledReport> {
+  const report = await parseReport(r.raw);
+  const sha256 = createHash('sha256').update(r.raw).digest('hex');
+  const correlation = await correlate(deps.db, r.target, report, deps.verp);
+  let plan: Plan = planEffects(report, correlation, {
+    target: r.target,
+    mailFrom: r.mailFrom,
+    remoteIp: r.remoteIp,
+    userAgent: mailUserAgent(r.raw),
+    hostname: deps.hostname,
+  });
+  const at = deps.clock.now();
+  const id = await deps.db.transaction(async (tx) => {
+    // A sender that lost our 250 sends the same bytes again; its effects happened already.
+    if (plan.effects.length > 0 && (await inboundRepo.appliedBefore(tx, r.target.address, sha256))) {
+      plan = { outcome: 'duplicate', effects: [], summary: 'identical report already applied' };
+    }
+    for (const e of plan.effects) await apply(tx, e, correlation.message!, at);
+    return inboundRepo.insert(tx, {
+      received_at: at,
+      rcpt: r.target.address,
+      mail_from: r.mailFrom,
+      remote_ip: r.remoteIp,
+      helo: r.helo ? r.helo.slice(0, 255) : null,
+      size: r.size,
+      truncated: r.truncated,
+      sha256,
+      kind: report.kind,
+      feedback_type: report.feedbackType ? report.feedbackType.slice(0, 32) : null,
+      proof: correlation.proof,
+      workspace_id: correlation.message?.workspace_id ?? null,
+      email_id: correlation.message?.id ?? null,
+      recipient_id: plan.effects[0]?.recipient.id ?? correlation.pinned?.id ?? null,
+      outcome: plan.outcome,
+      effect: plan.summary,
+      raw: r.raw,
+    });
+  });
+  deps.metrics.inboundReports.inc({ kind: report.kind, outcome: plan.outcome });
+  deps.log.info(
+    {
+      phase: 'report',
+      report: id,
+      rcpt: r.target.address,
+      from: r.mailFrom,
+      ip: r.remoteIp,
+      size: r.size,
+      truncated: r.truncated,
+      kind: report.kind,
+      feedback_type: report.feedbackType,
+      proof: correlation.proof,
+      email_id: correlation.message?.id ?? null,
+      outcome: plan.outcome,
+    },
+    `REPORT id=${id} kind=${report.kind} outcome=${plan.outcome} ${plan.summary}`,
+  );
+  return { id, kind: report.kind, outcome: plan.outcome, summary: plan.summary };
+}

@@ -1,0 +1,42 @@
+/**
+ * Every reply the inbound listener gives on purpose, as data: reply code, enhanced status
+ * (RFC 3463) and text. `smtpError` turns one into the error smtp-server answers with.
+ */
+export const REPLIES = {
+  // SPEC §5: RCPT only for our return-path addresses; everything else, never a relay.
+  relayDenied: { code: 550, status: '5.7.1', text: 'Relaying denied: this server accepts mail only for its return-path addresses' },
+  // A b+/u+ address whose token does not verify: forged, altered, or signed by a retired key.
+  unknownAddress: { code: 550, status: '5.7.1', text: 'Unknown return-path address' },
+  // %-hacks, bang paths, quoted local parts and source routes are relay tricks (RFC 5321 §3.6).
+  routingRefused: { code: 550, status: '5.7.1', text: 'Source routing and quoted local parts are not accepted' },
+  // RFC 5321 §4.5.3.1.8 lets a server refuse recipients beyond its limit with a 452.
+  tooManyRecipients: { code: 452, status: '4.5.3', text: 'Too many recipients' },
+  tooManyConnections: { code: 421, status: '4.7.0', text: 'Too many connections, try again later' },
+  rateLimited: { code: 451, status: '4.7.1', text: 'Too many messages, try again later' },
+  // The report could not be stored; the sender keeps it and retries.
+  storeFailed: { code: 451, status: '4.3.0', text: 'Temporary failure storing the report, try again later' },
+  shuttingDown: { code: 421, status: '4.3.2', text: 'Service shutting down' },
+} as const;
+
+export type ReplyName = keyof typeof REPLIES;
+export interface Reply {
+  code: number;
+  status: string;
+  text: string;
+}
+
+export class SmtpReplyError extends Error {
+  readonly responseCode: number;
+  constructor(
+    readonly reply: Reply,
+    readonly reason: string,
+  ) {
+    super(`${reply.status} ${reply.text}`);
+    this.name = 'SmtpReplyError';
+    this.responseCode = reply.code;
+  }
+}
+
+export function smtpError(name: ReplyName): SmtpReplyError {
+  return new SmtpReplyError(REPLIES[name], name);
+}

@@ -1,0 +1,170 @@
+import type { AddressInfo } from 'node:net';
+import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import type { TlsCredentials } from '../tls/certificates.ts';
+import type { ReturnPathDomains } from './domains.ts';
+import { ConnectionLimiter, INBOUND_LIMITS, MessageRateLimiter } from './limits.ts';
+import { checkRecipient, checkSender, type InboundTarget } from './policy.ts';
+import { handleReport, type InboundDeps } from './process.ts';
+import { captureMessage } from './receive.ts';
+import { smtpError, SmtpReplyError, type ReplyName } from './replies.ts';
+import type { TokenCodec } from '../tokens/index.ts';
+
+export interface InboundListenerOptions {
+  host: string;
+  port: number;
+  /** Bytes of a report that are kept; the rest is read and dropped. */
+  maxSize: number;
+  tls: TlsCredentials | null;
+  maxClients?: number;
+  maxConnectionsPerIp?: number;
+  messagesPerMinutePerIp?: number;
+  maxRecipients?: number;
+  socketTimeoutMs?: number;
+  closeTimeoutMs?: number;
+}
+
+export interface InboundListenerDeps extends InboundDeps {
+  unsubscribe: TokenCodec;
+  returnPathDomains: ReturnPathDomains;
+}
+
+export interface InboundListener {
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The smtp-server adapter of the inbound MX: each callback is a guard that asks a pure policy
+ * function (policy.ts) or a limiter and answers with its reply; the report itself goes to the
+ * pipeline in process.ts. It never sends mail: every answer is an SMTP reply on this session.
+ */
+export async function startInboundListener(deps: InboundListenerDeps, options: InboundListenerOptions): Promise<InboundListener> {
+  const limits = { ...INBOUND_LIMITS, ...definedOnly(options) };
+  const connections = new ConnectionLimiter(limits.maxConnectionsPerIp);
+  const rates = new MessageRateLimiter(limits.messagesPerMinutePerIp, deps.clock);
+  // Accepted RCPTs of the current transaction, by session; smtp-server keeps only the address.
+  const targets = new Map<string, Map<string, InboundTarget>>();
+  const log = deps.log.child({ role: 'inbound' });
+
+  const refuse = (name: ReplyName, session: SMTPServerSession, phase: string, detail: Record<string, unknown> = {}) => {
+    deps.metrics.inboundRefusals.inc({ reason: name });
+    log.info({ phase, session: session.id, ip: session.remoteAddress, reason: name, ...detail }, `refused: ${name}`);
+    return smtpError(name);
+  };
+
+  const server = new SMTPServer({
+    name: deps.hostname,
+    banner: 'mailsvc inbound',
+    secure: false,
+    ...(options.tls ? { key: options.tls.key, cert: options.tls.cert } : {}),
+    disabledCommands: options.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    authOptional: true,
+    // Our replies carry their own RFC 3463 code (5.7.1 for relaying, not smtp-server's 5.1.1).
+    hideENHANCEDSTATUSCODES: true,
+    // Reverse DNS decides nothing here and would stall every greeting on a slow resolver.
+    disableReverseLookup: true,
+    // No SIZE: a sender that believes a limit bounces its report locally instead of sending it.
+    maxClients: limits.maxClients,
+    socketTimeout: limits.socketTimeoutMs,
+    closeTimeout: limits.closeTimeoutMs,
+    logger: false,
+
+    onConnect(session, callback) {
+      if (!connections.admit(session.id, session.remoteAddress)) {
+        return callback(refuse('tooManyConnections', session, 'connect', { open: connections.open(session.remoteAddress) }));
+      }
+      log.debug({ phase: 'connect', session: session.id, ip: session.remoteAddress }, 'connection');
+      callback();
+    },
+
+    onClose(session) {
+      connections.release(session.id);
+      targets.delete(session.id);
+    },
+
+    onMailFrom(address: SMTPServerAddress, session, callback) {
+      targets.set(session.id, new Map());
+      if (!rates.hit(session.remoteAddress)) return callback(refuse('rateLimited', session, 'mail'));
+      const decision = checkSender(address.address || null);
+      if (!decision.ok) return callback(refuse(decision.reason as ReplyName, session, 'mail'));
+      callback();
+    },
+
+    onRcptTo(address: SMTPServerAddress, session, callback) {
+      const accepted = targets.get(session.id) ?? new Map<string, InboundTarget>();
+      deps.returnPathDomains.snapshot().then(
+        (returnPathDomains) => {
+          const decision = checkRecipient({ accepted: accepted.size }, address.address, {
+            returnPathDomains,
+            verp: deps.verp,
+            unsubscribe: deps.unsubscribe,
+            maxRecipients: limits.maxRecipients,
+          });
+          if (!decision.ok) return callback(refuse(decision.reason as ReplyName, session, 'rcpt', { rcpt: address.address }));
+          accepted.set(address.address.toLowerCase(), decision.value);
+          targets.set(session.id, accepted);
+          callback();
+        },
+        (err: Error) => {
+          log.error({ phase: 'rcpt', session: session.id, err }, 'return-path domains unavailable');
+          callback(smtpError('storeFailed'));
+        },
+      );
+    },
+
+    onData(stream: SMTPServerDataStream, session, callback) {
+      const accepted = [...(targets.get(session.id)?.values() ?? [])];
+      const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+      receive(stream, accepted, mailFrom, session).then(
+        (message) => callback(null, message),
+        (err: Error) => {
+          if (!(err instanceof SmtpReplyError)) log.error({ phase: 'data', session: session.id, err }, 'report not stored');
+          callback(err instanceof SmtpReplyError ? err : smtpError('storeFailed'));
+        },
+      );
+    },
+  });
+
+  async function receive(stream: SMTPServerDataStream, accepted: InboundTarget[], mailFrom: string, session: SMTPServerSession): Promise<string> {
+    const captured = await captureMessage(stream, options.maxSize);
+    const ids: number[] = [];
+    for (const target of accepted) {
+      const handled = await handleReport(deps, {
+        target,
+        mailFrom,
+        remoteIp: session.remoteAddress,
+        helo: session.hostNameAppearsAs || null,
+        ...captured,
+      });
+      ids.push(handled.id);
+    }
+    const truncated = captured.truncated ? ` (kept the first ${captured.raw.length} of ${captured.size} bytes)` : '';
+    return `2.0.0 Ok: report ${ids.join(',')} stored${truncated}`;
+  }
+
+  // An error on a client socket (reset mid-session, bad TLS) is that session's problem only.
+  server.on('error', (err) => log.warn({ phase: 'session', err }, 'inbound session error'));
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    server.server.once('error', onError);
+    server.listen(options.port, options.host, () => {
+      server.server.off('error', onError);
+      resolve();
+    });
+  });
+  const port = (server.server.address() as AddressInfo).port;
+  return {
+    port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+function definedOnly(o: InboundListenerOptions): Partial<typeof INBOUND_LIMITS> {
+  const out: Record<string, number> = {};
+  for (const key of Object.keys(INBOUND_LIMITS) as (keyof typeof INBOUND_LIMITS)[]) {
+    const v = o[key];
+    if (typeof v === 'number') out[key] = v;
+  }
+  return out;
+}

@@ -1,0 +1,65 @@
+import { bool, type Conn } from './db.ts';
+import type { MessageRow, RecipientRow } from './messages.ts';
+
+export type InboundOutcome = 'applied' | 'duplicate' | 'no_effect' | 'uncorrelated';
+export type InboundProof = 'verp' | 'unsubscribe' | 'message_id';
+
+export interface InboundReportRow {
+  id: number;
+  received_at: number;
+  rcpt: string;
+  mail_from: string;
+  remote_ip: string;
+  helo: string | null;
+  size: number;
+  truncated: boolean;
+  sha256: string;
+  kind: string;
+  feedback_type: string | null;
+  proof: InboundProof | null;
+  workspace_id: number | null;
+  email_id: number | null;
+  recipient_id: number | null;
+  outcome: InboundOutcome;
+  effect: string;
+  raw: Buffer;
+}
+
+const insertedId = (row: unknown): number => (typeof row === 'object' && row !== null ? (row as { id: number }).id : (row as number));
+
+function normalise(row: InboundReportRow | undefined): InboundReportRow | undefined {
+  if (!row) return row;
+  return { ...row, truncated: bool(row.truncated), size: Number(row.size), received_at: Number(row.received_at) };
+}
+
+export const inboundRepo = {
+  async insert(db: Conn, row: Omit<InboundReportRow, 'id'>): Promise<number> {
+    const [inserted] = await db('inbound_reports').insert(row).returning('id');
+    return insertedId(inserted);
+  },
+  byId: async (db: Conn, id: number) => normalise(await db('inbound_reports').where({ id }).first()),
+  /** Newest first. */
+  async list(db: Conn, filter: { emailId?: number; limit?: number } = {}): Promise<InboundReportRow[]> {
+    const q = db('inbound_reports').orderBy('id', 'desc').limit(filter.limit ?? 100);
+    if (filter.emailId !== undefined) q.where({ email_id: filter.emailId });
+    return (await q).map((r: InboundReportRow) => normalise(r)!);
+  },
+  /** Whether the same bytes already arrived for this RCPT and had an effect. */
+  async appliedBefore(db: Conn, rcpt: string, sha256: string): Promise<boolean> {
+    const row = await db('inbound_reports').where({ rcpt, sha256, outcome: 'applied' }).first('id');
+    return row !== undefined;
+  },
+  /** The recipient row a VERP or unsubscribe token names, with its message. */
+  async recipientWithMessage(db: Conn, recipientId: number): Promise<{ message: MessageRow; recipient: RecipientRow } | null> {
+    const recipient: RecipientRow | undefined = await db('recipients').where({ id: recipientId }).first();
+    if (!recipient) return null;
+    const message: MessageRow | undefined = await db('messages').where({ id: recipient.message_id }).first();
+    return message ? { message, recipient } : null;
+  },
+  /** Messages whose Message-ID header is exactly `header` (at most two: more is ambiguous anyway). */
+  messagesByMessageId: (db: Conn, header: string): Promise<MessageRow[]> =>
+    db('messages').where({ message_id_header: header }).orderBy('id').limit(2),
+  recipientsOf: (db: Conn, messageId: number): Promise<RecipientRow[]> => db('recipients').where({ message_id: messageId }).orderBy('id'),
+  /** Raw reports are message bodies: pruned with them after `retention.days`. */
+  prune: (db: Conn, before: number): Promise<number> => db('inbound_reports').where('received_at', '<', before).delete(),
+};
