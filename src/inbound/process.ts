@@ -71,7 +71,7 @@ export async function handleReport(deps: InboundDeps, r: ReceivedReport): Promis
   const at = deps.clock.now();
   const id = await deps.db.transaction(async (tx) => {
     // A sender that lost our 250 sends the same bytes again; its effects happened already.
-    if (plan.effects.length > 0 && (await inboundRepo.appliedBefore(tx, r.target.address, sha256))) {
+    if (plan.effects.length > 0 && (await inboundRepo.appliedBefore(tx, sha256))) {
       plan = { outcome: 'duplicate', effects: [], summary: 'identical report already applied' };
     }
     for (const e of plan.effects) await apply(tx, e, correlation.message!, at);

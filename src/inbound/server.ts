@@ -117,8 +117,13 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
       const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
       receive(stream, accepted, mailFrom, session).then(
         (message) => callback(null, message),
-        (err: Error) => {
-          if (!(err instanceof SmtpReplyError)) log.error({ phase: 'data', session: session.id, err }, 'report not stored');
+        (err: Error & { code?: string }) => {
+          if (err.code === 'ECONNECTION') {
+            // The peer left before the final dot: nothing was acknowledged, so nothing is lost.
+            log.info({ phase: 'data', session: session.id, ip: session.remoteAddress }, 'client left during DATA');
+          } else if (!(err instanceof SmtpReplyError)) {
+            log.error({ phase: 'data', session: session.id, err }, 'report not stored');
+          }
           callback(err instanceof SmtpReplyError ? err : smtpError('storeFailed'));
         },
       );

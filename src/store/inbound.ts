@@ -44,9 +44,12 @@ export const inboundRepo = {
     if (filter.emailId !== undefined) q.where({ email_id: filter.emailId });
     return (await q).map((r: InboundReportRow) => normalise(r)!);
   },
-  /** Whether the same bytes already arrived for this RCPT and had an effect. */
-  async appliedBefore(db: Conn, rcpt: string, sha256: string): Promise<boolean> {
-    const row = await db('inbound_reports').where({ rcpt, sha256, outcome: 'applied' }).first('id');
+  /**
+   * Whether the same bytes already had an effect: a sender that lost our 250 sends them again,
+   * and one report addressed to two of our addresses (b+ and fbl@) is still one report.
+   */
+  async appliedBefore(db: Conn, sha256: string): Promise<boolean> {
+    const row = await db('inbound_reports').where({ sha256, outcome: 'applied' }).first('id');
     return row !== undefined;
   },
   /** The recipient row a VERP or unsubscribe token names, with its message. */

@@ -32,7 +32,7 @@ export async function up(knex: Knex): Promise<void> {
     t.text('effect').notNullable();
     t.binary('raw').notNullable();
     t.index(['received_at']);
-    t.index(['rcpt', 'sha256']);
+    t.index(['sha256']);
     t.index(['email_id']);
   });
   // Correlation by our original Message-ID (SPEC §5) looks messages up by this header.
