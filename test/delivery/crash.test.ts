@@ -98,7 +98,7 @@ describe.each(STORES)('crash safety (%s)', (kind) => {
     expect(Math.max(...perRecipient.values())).toBeLessThanOrEqual(2);
 
     const check = await createServices(loadConfig({ file: configFile, env: {} }), { log: createLogger('silent') });
-    const statuses = await check.db('recipients').groupBy('status').select('status').count({ n: '*' });
+    const statuses = (await check.db('recipients').groupBy('status').select('status').count({ n: '*' })) as unknown as { status: string; n: number | string }[];
     const events = await check.db('events').where({ event: 'email.delivered' }).count({ n: '*' });
     await check.close();
     expect(statuses.map((s) => [s.status, Number(s.n)])).toStrictEqual([['delivered', MESSAGES]]);
