@@ -1,6 +1,8 @@
 # syntax=docker/dockerfile:1
 # Build stage: compile the native SQLite binding with the full toolchain.
 FROM node:22-bookworm AS build
+# The official image keeps Node's headers under /usr/local (the repository's .npmrc says /usr).
+ENV npm_config_nodedir=/usr/local
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --omit=dev --no-audit --no-fund
