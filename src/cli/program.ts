@@ -4,6 +4,7 @@ import { ServiceError } from '../core/errors.ts';
 import { parseRoles, startServer } from '../main.ts';
 import { createDb } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
+import { registerBounceCommands } from './commands/bounces.ts';
 import { registerDomainCommands } from './commands/domains.ts';
 import { registerTenancyCommands } from './commands/tenancy.ts';
 import { registerSuppressionCommands } from './commands/suppression.ts';
@@ -57,6 +58,7 @@ export function buildProgram(): { program: Command; ctx: CliContext } {
 
   registerTenancyCommands(program, ctx);
   registerDomainCommands(program, ctx);
+  registerBounceCommands(program);
   registerSuppressionCommands(program, ctx);
   registerUsageCommand(program, ctx);
   return { program, ctx };
