@@ -5,6 +5,8 @@ import { header, parseHeaders, type Header } from './mime.ts';
 
 export interface DsnRecipient {
   address: string | null;
+  /** Original-Recipient (RFC 3464 §2.3.1): the address before forwarding or alias expansion. */
+  originalRecipient: string | null;
   action: string | null; // lowercased
   status: string | null;
   diagnosticType: string | null; // "smtp", "x-unix", "x-postfix", ... lowercased
@@ -59,6 +61,7 @@ export function parseDeliveryStatus(body: string): DeliveryStatus {
     const typed = /^([A-Za-z0-9-]+)\s*;\s*([\s\S]*)$/.exec(diag);
     recipients.push({
       address,
+      originalRecipient: cleanAddress(header(block, 'original-recipient')),
       action: header(block, 'action')?.toLowerCase().replace(/\s*\(.*$/, '').trim() ?? null,
       status: header(block, 'status'),
       diagnosticType: typed ? typed[1]!.toLowerCase() : null,

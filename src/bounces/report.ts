@@ -81,6 +81,7 @@ function recipient(address: string, action: string, diagnostic: string, status: 
   const delayed = action === 'delayed';
   return {
     address,
+    originalRecipient: null,
     action,
     status: delayed && c.status[0] === '5' ? `4${c.status.slice(1)}` : c.status,
     smtpCode: findReplyCode(text),
@@ -109,7 +110,9 @@ function fromDsn(list: DsnRecipient[], notice: string): ReportRecipient[] {
     const own = list.length === 1 ? reasonFromText(fold(noticeText(notice))) : null;
     const text = own === 'mailbox_full' || own === 'system_full' ? `${fold(noticeText(notice))} ${diagnostic}` : diagnostic;
     // The classifier may read the notice's own words too; the response stays the report's.
-    out.push(recipient(r.address, action, text, r.status, r.remoteMta, context, r.diagnosticType, diagnostic));
+    const entry = recipient(r.address, action, text, r.status, r.remoteMta, context, r.diagnosticType, diagnostic);
+    if (r.originalRecipient && r.originalRecipient.toLowerCase() !== r.address.toLowerCase()) entry.originalRecipient = r.originalRecipient;
+    out.push(entry);
   }
   return out;
 }
@@ -129,7 +132,7 @@ function complaint(report: ParsedReport, feedbackType: string, addresses: string
     recipients: addresses
       .map((a) => cleanAddress(a))
       .filter((a): a is string => a !== null)
-      .map((address) => ({ address, action: 'failed', status: '', smtpCode: null, bounceType: 'blocked', reason, diagnostic: '', response: '', remoteMta: null })),
+      .map((address) => ({ address, originalRecipient: null, action: 'failed', status: '', smtpCode: null, bounceType: 'blocked', reason, diagnostic: '', response: '', remoteMta: null })),
   };
 }
 

@@ -20,6 +20,8 @@ export type ReportKind = 'bounce' | 'complaint' | 'autoreply' | 'unknown';
 
 export interface ReportRecipient {
   address: string;
+  /** A DSN's Original-Recipient when it names another address (forwarding, aliases); else null. */
+  originalRecipient: string | null;
   action: string;
   status: string;
   smtpCode: number | null;

@@ -75,7 +75,9 @@ function bouncePlan(report: ParsedReport, c: Correlation): Plan {
   const effects: Effect[] = [];
   const seen = new Set<number>();
   for (const r of failed) {
-    const [row] = matchRows([r.address], c, false);
+    // A forwarded address fails under its new name; Original-Recipient still names ours.
+    const named = r.originalRecipient ? [r.address, r.originalRecipient] : [r.address];
+    const [row] = matchRows(named, c, false);
     if (!row || seen.has(row.id)) continue;
     seen.add(row.id);
     effects.push({ type: 'bounce', recipient: row, bounceType: r.bounceType, final: r.action === 'failed', provider: bounceProvider(report, r) });

@@ -101,6 +101,16 @@ describe.each(STORES)('inbound DSNs (%s)', (kind) => {
     expect(Buffer.from(stored.raw).toString()).toContain('Final-Recipient: rfc822; user@example.org');
   });
 
+  it('bounces a forwarded address whose DSN names ours only in Original-Recipient', async () => {
+    const h = await startInbound(kind);
+    const sent = await h.delivered({ to: 'old@example.org' });
+    const verp = h.verp(sent.recipients[0]!.id);
+    await sendMail(h.port, '', [verp], dsn({ to: verp, recipient: 'new@forward.example', originalRecipient: 'old@example.org', diagnostic: '550 5.1.1 <new@forward.example>: User unknown' }));
+    const email = await h.email(sent.id);
+    expect(email.recipients[0]).toMatchObject({ address: 'old@example.org', status: 'bounced', last_response: '550 5.1.1 <new@forward.example>: User unknown' });
+    expect(email.events[1]).toMatchObject({ event: 'email.bounced', recipient: 'old@example.org', bounce_type: 'permanent' });
+  });
+
   it('ignores report recipients other than the one the token names, and auto-replies', async () => {
     const h = await startInbound(kind);
     const sent = await h.delivered();
