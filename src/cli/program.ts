@@ -6,6 +6,8 @@ import { createDb } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { registerBounceCommands } from './commands/bounces.ts';
 import { registerDomainCommands } from './commands/domains.ts';
+import { registerQueueCommands } from './commands/queue.ts';
+import { registerSendCommand } from './commands/send.ts';
 import { registerTenancyCommands } from './commands/tenancy.ts';
 import { registerSuppressionCommands } from './commands/suppression.ts';
 import { registerUsageCommand } from './commands/usage.ts';
@@ -58,6 +60,8 @@ export function buildProgram(): { program: Command; ctx: CliContext } {
 
   registerTenancyCommands(program, ctx);
   registerDomainCommands(program, ctx);
+  registerQueueCommands(program, ctx);
+  registerSendCommand(program, ctx);
   registerBounceCommands(program);
   registerSuppressionCommands(program, ctx);
   registerUsageCommand(program, ctx);

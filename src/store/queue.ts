@@ -27,6 +27,7 @@ export interface QueueStats {
 export interface QueueListFilter {
   status?: string[];
   domain?: string;
+  messageId?: number;
   limit: number;
 }
 
@@ -177,6 +178,7 @@ export const queueRepo = {
   async list(db: Conn, f: QueueListFilter): Promise<RecipientRow[]> {
     const q = db('recipients').whereIn('status', f.status?.length ? f.status : unfinished).orderBy([{ column: 'due_at' }, { column: 'id' }]).limit(f.limit);
     if (f.domain) q.where({ domain: f.domain.toLowerCase() });
+    if (f.messageId !== undefined) q.where({ message_id: f.messageId });
     return q;
   },
 
