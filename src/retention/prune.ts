@@ -1,8 +1,10 @@
+import type { Config } from '../config/schema.ts';
 import type { Clock, Logger } from '../core/ports.ts';
 import { IDEMPOTENCY_WINDOW_MS } from '../messages/idempotency.ts';
 import type { Db } from '../store/db.ts';
 import { idempotencyRepo } from '../store/idempotency.ts';
 import { rateLimits } from '../store/rateLimits.ts';
+import { pruneRetained } from './messages.ts';
 
 /** Deletes state whose window has passed; returns what it removed. */
 export async function pruneExpired(db: Db, clock: Clock) {
@@ -13,10 +15,17 @@ export async function pruneExpired(db: Db, clock: Clock) {
   };
 }
 
-/** Runs the pruning every `intervalMs` until stopped. */
-export function startRetention(deps: { db: Db; clock: Clock; log: Logger }, intervalMs = 60_000): { stop(): void } {
+/**
+ * Runs the pruning every `intervalMs` until stopped: expired windows always, and with `config`
+ * the message bodies and events older than `retention.days`.
+ */
+export function startRetention(deps: { db: Db; clock: Clock; log: Logger; config?: Pick<Config, 'retention'> }, intervalMs = 60_000): { stop(): void } {
   const timer = setInterval(() => {
-    pruneExpired(deps.db, deps.clock).then(
+    const run = async () => ({
+      ...(await pruneExpired(deps.db, deps.clock)),
+      ...(deps.config ? await pruneRetained(deps.db, deps.clock.now(), deps.config.retention.days) : {}),
+    });
+    run().then(
       (removed) => deps.log.debug({ phase: 'retention', ...removed }, 'pruned expired state'),
       (err) => deps.log.warn({ phase: 'retention', err }, 'pruning failed; will retry'),
     );

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Db } from './db.ts';
 import * as platform from './migrations/001_platform.ts';
 import * as messages from './migrations/002_messages.ts';
+import * as delivery from './migrations/003_delivery.ts';
 import * as inbound from './migrations/004_inbound.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
@@ -10,6 +11,7 @@ type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': platform,
   '002_messages': messages,
+  '003_delivery': delivery,
   '004_inbound': inbound,
 };
 

@@ -1,0 +1,34 @@
+import type { Db } from '../store/db.ts';
+
+/** Message statuses after which nothing will read the body again (SPEC §3). */
+const FINAL = ['delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'];
+
+/** Rows per statement: SQLite has one writer, so each batch is a short transaction of its own. */
+const BATCH = 1000;
+
+async function inBatches(run: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await run();
+    total += n;
+    if (n < BATCH) return total;
+  }
+}
+
+/**
+ * SPEC §4 retention: after `days`, a finished message keeps its metadata (status, recipients,
+ * subject, for the API's history) but loses its body, and its events (the webhook outbox) go.
+ * A message still in the queue keeps its body whatever its age, or it could not be sent.
+ */
+export async function pruneRetained(db: Db, now: number, days: number) {
+  const cutoff = now - days * 86_400_000;
+  const bodies = await inBatches(() =>
+    db('messages')
+      .whereIn('id', db('messages').select('id').where('created_at', '<', cutoff).whereNotNull('content').whereIn('status', FINAL).limit(BATCH))
+      .update({ content: null }),
+  );
+  const events = await inBatches(() =>
+    db('events').whereIn('id', db('events').select('id').where('occurred_at', '<', cutoff).limit(BATCH)).delete(),
+  );
+  return { messageBodies: bodies, events };
+}
