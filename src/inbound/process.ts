@@ -29,6 +29,8 @@ export interface ReceivedReport {
   raw: Buffer;
   size: number;
   truncated: boolean;
+  /** The parsed report when the caller has it already (one message, several RCPTs). */
+  parsed?: ParsedReport;
 }
 
 export interface HandledReport {
@@ -58,7 +60,7 @@ async function apply(tx: Tx, e: Effect, message: MessageRow, at: number): Promis
  * SMTP 250 is given only after that commit, so a report is never acknowledged and lost.
  */
 export async function handleReport(deps: InboundDeps, r: ReceivedReport): Promise<HandledReport> {
-  const report = await parseReport(r.raw);
+  const report = r.parsed ?? (await parseReport(r.raw));
   const sha256 = createHash('sha256').update(r.raw).digest('hex');
   const correlation = await correlate(deps.db, r.target, report, deps.verp);
   let plan: Plan = planEffects(report, correlation, {

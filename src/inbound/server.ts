@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { parseReport } from '../bounces/index.ts';
 import type { TlsCredentials } from '../tls/certificates.ts';
 import type { ReturnPathDomains } from './domains.ts';
 import { ConnectionLimiter, INBOUND_LIMITS, MessageRateLimiter } from './limits.ts';
@@ -132,6 +133,7 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
 
   async function receive(stream: SMTPServerDataStream, accepted: InboundTarget[], mailFrom: string, session: SMTPServerSession): Promise<string> {
     const captured = await captureMessage(stream, options.maxSize);
+    const parsed = await parseReport(captured.raw);
     const ids: number[] = [];
     for (const target of accepted) {
       const handled = await handleReport(deps, {
@@ -139,6 +141,7 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
         mailFrom,
         remoteIp: session.remoteAddress,
         helo: session.hostNameAppearsAs || null,
+        parsed,
         ...captured,
       });
       ids.push(handled.id);
