@@ -10,7 +10,7 @@ describe('mailsvc serve as a process', () => {
   it('migrates an empty data dir, says what to do next, answers /healthz and stops cleanly on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailsvc-serve-'));
     const file = join(dir, 'c.json');
-    writeFileSync(file, JSON.stringify({ dataDir: join(dir, 'data'), server: { hostname: 'mail.serve.test' }, http: { host: '127.0.0.1' } }));
+    writeFileSync(file, JSON.stringify({ dataDir: join(dir, 'data'), server: { hostname: 'mail.serve.test' }, http: { host: '127.0.0.1' }, inbound: { host: '127.0.0.1', port: 0 }, submission: { host: '127.0.0.1', port: 0, tlsPort: 0 } }));
     const child = spawn(process.execPath, [CLI, '--config', file, 'serve', '--http-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
     const port = await new Promise<number>((resolve, reject) => {
