@@ -72,4 +72,33 @@ describe.each(STORES)('the delivery loop (%s)', (kind) => {
     expect(env.sink.messages.map((m) => m.to)).toStrictEqual([['later@dest.test']]);
     expect((await env.detail(canceled)).status).toBe('canceled');
   });
+
+  it('on stop, gives a transaction that outlives the grace period back to the queue for another worker', async () => {
+    const env = await deliveryEnv(kind);
+    env.mx('dest.test');
+    env.sink.script('slow@dest.test', [{ data: { stallMs: 2000 } }]);
+    const id = await env.send({ to: 'slow@dest.test' });
+    const worker = env.worker({ stopGraceMs: 100 });
+    worker.start();
+    await env.sink.waitForConnections(1);
+    await worker.stop();
+    const row = await env.server.services.db('recipients').where({ message_id: id }).first();
+    expect(row).toMatchObject({ status: 'queued', lease_owner: null, attempts: 0 });
+    expect((await env.detail(id)).status).toBe('queued');
+    expect(await env.worker().runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
+  });
+
+  it('runs as the delivery role of the server and counts outcomes on /metrics', async () => {
+    const env = await deliveryEnv(kind, { roles: ['api', 'delivery'] });
+    env.mx('dest.test');
+    env.sink.script('gone@dest.test', [{ rcpt: { reply: { code: 550, message: '5.1.1 No such user' } } }]);
+    const id = await env.send({ to: ['ok@dest.test', 'gone@dest.test'] });
+    await env.sink.waitForMessages(1);
+    await env.server.roles.delivery!.close();
+    expect((await env.detail(id)).status).toBe('partial');
+    const metrics = await (await fetch(`${env.server.url}/metrics`)).text();
+    expect(metrics).toContain('mailsvc_delivery_outcomes_total{outcome="delivered",bounce_type=""} 1');
+    expect(metrics).toContain('mailsvc_delivery_outcomes_total{outcome="bounced",bounce_type="permanent"} 1');
+    expect(metrics).toMatch(/mailsvc_delivery_attempt_duration_seconds_count\{outcome="delivered"\} 1/);
+  });
 });
