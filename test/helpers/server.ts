@@ -39,6 +39,9 @@ export function testConfig(store: ScratchStore, extra: Record<string, unknown> =
       ...store.config,
       server: { hostname: 'mail.mailsvc.test' },
       http: { host: '127.0.0.1', port: 0 },
+      // Never a fixed port: test files run in parallel.
+      inbound: { host: '127.0.0.1', port: 0 },
+      submission: { host: '127.0.0.1', port: 0, tlsPort: 0 },
       log: { level: 'silent' },
       ...extra,
     },
