@@ -15,8 +15,8 @@ export interface NoticeEntry {
 /** Cuts the notice before the quoted original message, which names the recipients again. */
 export function noticeText(text: string): string {
   let end = text.length;
-  for (const marker of ORIGINAL_MARKERS) {
-    const m = marker.exec(text);
+  for (const { pattern } of ORIGINAL_MARKERS) {
+    const m = pattern.exec(text);
     if (m && m.index < end && m.index > 0) end = m.index;
   }
   return text.slice(0, end);

@@ -223,8 +223,32 @@ export async function parseReport(raw: Buffer): Promise<ParsedReport> {
 
 export function parseReportSync(raw: Buffer): ParsedReport {
   try {
-    return parse(raw);
+    const messages = splitMbox(raw);
+    if (!messages) return parse(raw);
+    // A saved mailbox holding several reports: the failed recipients of all its bounces, the
+    // rest (Message-ID, reporting MTA, text) from the first bounce.
+    const reports = messages.map((m) => parse(m));
+    const bounces = reports.filter((r) => r.kind === 'bounce');
+    if (bounces.length < 2) return bounces[0] ?? reports[0]!;
+    return { ...bounces[0]!, recipients: bounces.flatMap((r) => r.recipients) };
   } catch {
     return empty();
   }
+}
+
+// mbox (`mailsvc bounce parse` on a saved mailbox): every message starts with a postmark line
+// "From MAILER-DAEMON  Thu Jul  2 12:05:05 2020" followed by a header. Body lines that begin
+// with "From " are escaped (">From ") in an mbox; a postmark must also carry the date and be
+// followed by a header line. An SMTP transaction never starts with a postmark, so the reports
+// the listener receives are never split.
+const POSTMARK = /^From \S+ +[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d(?::\d\d)? .*$/;
+const NEXT_POSTMARK = /\n(?=From \S+ +[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d(?::\d\d)? [^\n]*\r?\n[\w-]+:)/g;
+
+function splitMbox(raw: Buffer): Buffer[] | null {
+  const head = raw.subarray(0, 200).toString('latin1');
+  if (!POSTMARK.test(head.split('\n')[0]!.trimEnd())) return null;
+  const text = raw.toString('latin1');
+  const starts = [0, ...[...text.matchAll(NEXT_POSTMARK)].map((m) => m.index! + m[0].length)];
+  if (starts.length < 2) return null;
+  return starts.map((start, i) => Buffer.from(text.slice(start, starts[i + 1] ?? text.length), 'latin1'));
 }

@@ -4,6 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseReport, toParseOutput, type ParseOutput } from '../../src/bounces/index.ts';
+import { matchTextRule, useTextRules } from '../../src/bounces/classify.ts';
+import { TEXT_RULES, type TextRule } from '../../src/bounces/rules.ts';
 
 export const CORPUS = new URL('../../../shared/corpora/bounces/', import.meta.url);
 
@@ -120,4 +122,44 @@ export async function parseCorpus(manifest: ManifestEntry[]): Promise<Map<string
 export function formatFigures(name: string, f: Figures): string {
   const one = (k: keyof Figures) => `${k} ${pct(f[k]).toFixed(1)}% (${f[k].hit}/${f[k].total})`;
   return `${name}: ${(['suppression', 'class', 'status', 'recipients', 'kind'] as const).map(one).join(', ')}`;
+}
+
+/** For each text rule, the corpus files in which it decided at least one recipient's reply. */
+export async function ruleCoverage(manifest: ManifestEntry[]): Promise<Map<TextRule, Set<string>>> {
+  const decided = new Map<TextRule, Set<string>>(TEXT_RULES.map((r) => [r, new Set<string>()]));
+  for (const m of manifest) {
+    const report = await parseReport(readMessage(m.file));
+    // `diagnostic` is the folded text the classifier read for that recipient.
+    for (const r of report.recipients) {
+      const rule = matchTextRule(r.diagnostic);
+      if (rule) decided.get(rule)?.add(m.file);
+    }
+  }
+  return decided;
+}
+
+/** Hold-out halves: even- and odd-numbered files ("lhost-exim-02.eml" is even). */
+export function half(manifest: ManifestEntry[], parity: 0 | 1): ManifestEntry[] {
+  return manifest.filter((m) => Number(/-(\d+)\.eml$/.exec(m.file)?.[1] ?? 0) % 2 === parity);
+}
+
+/**
+ * Scores one half with only the rules the other half would have motivated: rules that decide a
+ * file of the other half, or no corpus file at all (written from published replies). A rule
+ * that only this half's files need is left out, as if those files had never been seen.
+ */
+export async function holdOut(manifest: ManifestEntry[], parity: 0 | 1): Promise<Figures> {
+  const coverage = await ruleCoverage(manifest);
+  const other = new Set(half(manifest, parity === 0 ? 1 : 0).map((m) => m.file));
+  const kept = TEXT_RULES.filter((r) => {
+    const files = coverage.get(r)!;
+    return files.size === 0 || [...files].some((f) => other.has(f));
+  });
+  const scored = half(manifest, parity);
+  useTextRules(kept);
+  try {
+    return score(scored, await parseCorpus(scored)).figures;
+  } finally {
+    useTextRules();
+  }
 }

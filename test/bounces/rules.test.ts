@@ -1,0 +1,57 @@
+// Every rule is pinned by the real replies it was written for: each example must be decided by
+// its own rule (not shadowed by an earlier one) and give that rule's reason and bounce type
+// through the public classifier. Same for the notice patterns: each real line must be read by
+// its own lead pattern and yield its address, and each quoted-original marker must cut there.
+
+import { describe, expect, it } from 'vitest';
+import { classifyReply, REASONS } from '../../src/bounces/index.ts';
+import { matchTextRule } from '../../src/bounces/classify.ts';
+import { cleanAddress, fold } from '../../src/bounces/codes.ts';
+import { noticeText } from '../../src/bounces/notice.ts';
+import { NOTICE_LEADS, ORIGINAL_MARKERS } from '../../src/bounces/notice-patterns.ts';
+import { TEXT_RULES } from '../../src/bounces/rules.ts';
+
+const short = (s: string) => (s.length > 70 ? `${s.slice(0, 67)}...` : s);
+
+describe('text rules: each real reply is decided by its own rule', () => {
+  TEXT_RULES.forEach((rule, index) => {
+    for (const example of rule.examples) {
+      it(`#${index} ${rule.reason}: ${short(example)}`, () => {
+        expect(TEXT_RULES.indexOf(matchTextRule(fold(example))!)).toBe(index);
+        const got = classifyReply({ text: example });
+        const bounceType = got.status.startsWith('4') ? 'transient' : REASONS[rule.reason];
+        expect({ reason: got.reason, bounceType: got.bounceType }).toEqual({ reason: rule.reason, bounceType });
+      });
+    }
+  });
+
+  it('every rule has at least one example and a known reason', () => {
+    for (const rule of TEXT_RULES) {
+      expect(rule.examples.length).toBeGreaterThan(0);
+      expect(Object.keys(REASONS)).toContain(rule.reason);
+    }
+  });
+});
+
+describe('notice lead patterns: each real line is read by its own pattern', () => {
+  NOTICE_LEADS.forEach((lead, index) => {
+    for (const [line, address] of lead.examples) {
+      it(`#${index}: ${short(line)}`, () => {
+        const first = NOTICE_LEADS.findIndex((l) => l.pattern.test(line));
+        expect(first).toBe(index);
+        expect(cleanAddress(lead.pattern.exec(line)![1])).toBe(address);
+      });
+    }
+  });
+});
+
+describe('quoted-original markers: the notice is cut at each real marker line', () => {
+  ORIGINAL_MARKERS.forEach((marker, index) => {
+    for (const example of marker.examples) {
+      it(`#${index}: ${short(example)}`, () => {
+        const notice = `This is the mail system at host mx.example.jp.\n\n<kijitora@example.jp>: 550 5.1.1 User unknown\n\n`;
+        expect(noticeText(`${notice}${example}\n\nSubject: Nyaan\n`)).toBe(notice);
+      });
+    }
+  });
+});
