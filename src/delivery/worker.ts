@@ -6,7 +6,7 @@ import type { Metrics } from '../metrics/registry.ts';
 import { bool, type Db } from '../store/db.ts';
 import { domainsRepo } from '../store/domains.ts';
 import type { GroupCommitter } from '../store/groupCommit.ts';
-import { messagesRepo, type MessageRow, type RecipientRow } from '../store/messages.ts';
+import { messagesRepo, type RecipientRow } from '../store/messages.ts';
 import { queueRepo } from '../store/queue.ts';
 import type { TokenCodec } from '../tokens/index.ts';
 import { TtlCache } from './cache.ts';
@@ -240,12 +240,12 @@ export class DeliveryWorker {
   /** The delivery pipeline for one recipient; each step may end it with a verdict. */
   private async deliver(row: RecipientRow): Promise<void> {
     const started = Date.now();
-    let message: MessageRow | undefined;
+    let message: PreparedMessage['message'] | undefined;
     let verdict: Verdict;
     try {
-      message = await messagesRepo.byId(this.deps.db, row.message_id);
-      if (!message) throw new Error(`message ${row.message_id} is gone`);
-      verdict = await this.attempt(row, message);
+      const prepared = await this.prepared(row.message_id);
+      message = prepared.message;
+      verdict = await this.attempt(row, prepared);
     } catch (err) {
       // Our own trouble (database, a broken stored message): retried like a 4xx, never a bounce.
       verdict = { kind: 'deferred', host: null, code: null, response: `Local error: ${(err as Error).message}` };
@@ -276,9 +276,17 @@ export class DeliveryWorker {
     logOutcome(this.log, row, verdict, recorded, seconds);
   }
 
-  private async attempt(row: RecipientRow, message: MessageRow): Promise<Verdict> {
-    const sending = await this.sendingDomain(message.domain);
-    const prepared = await this.messages.get(String(message.id), () => prepareMessage(message, this.deps.config.server.hostname));
+  /** The message row and its MIME, loaded and built once for all its recipients. */
+  private prepared(messageId: number): Promise<PreparedMessage> {
+    return this.messages.get(String(messageId), async () => {
+      const message = await messagesRepo.byId(this.deps.db, messageId);
+      if (!message) throw new Error(`message ${messageId} is gone`);
+      return prepareMessage(message, this.deps.config.server.hostname);
+    });
+  }
+
+  private async attempt(row: RecipientRow, prepared: PreparedMessage): Promise<Verdict> {
+    const sending = await this.sendingDomain(prepared.message.domain);
     const from = verpSender(this.deps.tokens.verp, row.id, sending.returnPathDomain);
     const raw = await finishForRecipient(prepared, { id: row.id, address: row.address }, this.render, sending.key, this.deps.clock.now());
 

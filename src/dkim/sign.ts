@@ -1,4 +1,4 @@
-import { createPrivateKey, sign as rsaSign } from 'node:crypto';
+import { createPrivateKey, sign as rsaSign, type KeyObject } from 'node:crypto';
 import { createRequire } from 'node:module';
 
 /**
@@ -167,6 +167,22 @@ function splitMessage(message: Buffer): { head: Buffer; body: Buffer } {
 }
 
 /**
+ * Parsed keys by PEM: delivery signs every recipient's copy, and parsing the PEM costs about as
+ * much as the RSA signature itself. Bounded, since keys rotate and domains come and go.
+ */
+const parsedKeys = new Map<string, KeyObject>();
+
+function privateKeyOf(pem: string): KeyObject {
+  let key = parsedKeys.get(pem);
+  if (!key) {
+    key = createPrivateKey(pem);
+    if (parsedKeys.size >= 256) parsedKeys.delete(parsedKeys.keys().next().value!);
+    parsedKeys.set(pem, key);
+  }
+  return key;
+}
+
+/**
  * Signs with RSA-SHA256, relaxed/relaxed, and returns the normalised message with the
  * DKIM-Signature field prepended. Fields are signed bottom-up, every instance present, as
  * RFC 6376 §5.4.2 asks, so verifiers pick the same instances.
@@ -174,7 +190,7 @@ function splitMessage(message: Buffer): { head: Buffer; body: Buffer } {
 export async function signMessage(raw: Buffer, opts: DkimSignOptions): Promise<Buffer> {
   const message = normaliseMessage(raw);
   const { head, body } = splitMessage(message);
-  const privateKey = createPrivateKey(opts.privateKeyPem);
+  const privateKey = privateKeyOf(opts.privateKeyPem);
   if (privateKey.asymmetricKeyType !== 'rsa') {
     throw new Error(`DKIM key for ${opts.domain} is ${privateKey.asymmetricKeyType}, expected rsa`);
   }
