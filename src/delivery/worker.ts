@@ -3,7 +3,7 @@ import { hostname as machineName } from 'node:os';
 import type { Clock, DnsResolver, Logger, RandomSource } from '../core/ports.ts';
 import type { Config } from '../config/schema.ts';
 import type { Metrics } from '../metrics/registry.ts';
-import { bool, type Db } from '../store/db.ts';
+import { bool, type Db, type Tx } from '../store/db.ts';
 import { domainsRepo } from '../store/domains.ts';
 import type { GroupCommitter } from '../store/groupCommit.ts';
 import { messagesRepo, type RecipientRow } from '../store/messages.ts';
@@ -252,17 +252,25 @@ export class DeliveryWorker {
       this.pass.error++;
     }
     let recorded: Recorded;
+    const m = message ?? { id: row.message_id, workspace_id: row.workspace_id, stream: 'transactional' as const, domain: '' };
+    const record = (tx: Tx) =>
+      recordVerdict(tx, row, m, verdict, {
+        owner: this.owner,
+        now: this.deps.clock.now(),
+        random: this.deps.random,
+        policy: { scheduleSeconds: this.deps.config.delivery.retrySchedule, maxAgeSeconds: this.deps.config.delivery.maxAge },
+        hostname: this.deps.config.server.hostname,
+      });
     try {
-      const m = message ?? { id: row.message_id, workspace_id: row.workspace_id, stream: 'transactional' as const, domain: '' };
-      recorded = await this.deps.committer.run((tx) =>
-        recordVerdict(tx, row, m, verdict, {
-          owner: this.owner,
-          now: this.deps.clock.now(),
-          random: this.deps.random,
-          policy: { scheduleSeconds: this.deps.config.delivery.retrySchedule, maxAgeSeconds: this.deps.config.delivery.maxAge },
-          hostname: this.deps.config.server.hostname,
-        }),
-      );
+      try {
+        recorded = await this.deps.committer.run(record);
+      } catch (err) {
+        // A shared commit fails as a whole (on PostgreSQL, e.g. a deadlock between two processes
+        // updating the same messages); this outcome then gets a transaction of its own, since
+        // losing it would send the message a second time after the lease.
+        this.log.warn({ err, email_id: row.message_id, recipient_id: row.id }, 'group commit failed; recording the outcome on its own');
+        recorded = await this.deps.db.transaction(record);
+      }
     } catch (err) {
       // Nothing was written: the lease runs out and the row is tried again.
       this.pass.error++;

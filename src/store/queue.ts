@@ -136,12 +136,6 @@ export const queueRepo = {
     });
   },
 
-  /** When the next row becomes due (a scheduled one included), to sleep no longer than needed. */
-  async nextDue(db: Conn): Promise<number | null> {
-    const row = await db('recipients').whereIn('status', [...CLAIMABLE, 'scheduled']).min({ at: 'due_at' }).first();
-    return row?.at === null || row?.at === undefined ? null : Number(row.at);
-  },
-
   async stats(db: Conn): Promise<QueueStats> {
     const byStatus: Record<string, number> = {};
     const counts: { status: string; count: number | string }[] = await db('recipients').groupBy('status').select('status').count({ count: '*' });
