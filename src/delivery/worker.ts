@@ -46,6 +46,12 @@ interface SendingDomain {
   returnPathDomain: string;
 }
 
+/**
+ * Messages up to this size stay built for their next recipients (200 of them at most, so the
+ * cache stays under ~50 MB); a bigger one is shared only by the recipients claimed together.
+ */
+const MAX_CACHED_BYTES = 256 * 1024;
+
 /** What `runOnce` and the loop report: rows claimed and what became of them. */
 export type PassResult = Record<Recorded['outcome'] | 'claimed' | 'error', number>;
 
@@ -112,7 +118,7 @@ export class DeliveryWorker {
       });
     // Short lives: what the CLI changes (a domain's return path verified, a key rotated) reaches
     // a running worker within seconds (SPEC §9), and DNS answers are not kept past a few seconds.
-    this.messages = new TtlCache(deps.clock, 60_000, 500);
+    this.messages = new TtlCache(deps.clock, 60_000, 200);
     this.domains = new TtlCache(deps.clock, 5_000, 1000);
     this.destinations = new TtlCache(deps.clock, 5_000, 5000);
     this.ownDomains = new TtlCache(deps.clock, 5_000, 1);
@@ -121,7 +127,7 @@ export class DeliveryWorker {
   /** Starts the claim loop and lease renewal; stop() ends both. */
   start(): void {
     if (this.running) return;
-    this.renewTimer = setInterval(() => void this.renewLeases(), Math.max(100, Math.floor(this.leaseMs / 3)));
+    this.renewTimer = setInterval(() => void this.renewLeases(), this.renewEveryMs());
     this.renewTimer.unref();
     this.running = this.loop();
   }
@@ -132,6 +138,16 @@ export class DeliveryWorker {
    */
   async runOnce(): Promise<PassResult> {
     this.pass = emptyPass();
+    // Leases are renewed here too: a pass may wait on a transaction longer than a lease.
+    const renew = this.renewTimer ? null : setInterval(() => void this.renewLeases(), this.renewEveryMs());
+    try {
+      return await this.drainDue();
+    } finally {
+      if (renew) clearInterval(renew);
+    }
+  }
+
+  private async drainDue(): Promise<PassResult> {
     await queueRepo.releaseScheduled(this.deps.db, this.deps.clock.now());
     for (;;) {
       const claimed = await this.claim(this.concurrency);
@@ -202,6 +218,11 @@ export class DeliveryWorker {
       });
       this.wake = null;
     }
+  }
+
+  /** A third of a lease: two renewals may fail (a busy database) before the lease runs out. */
+  private renewEveryMs(): number {
+    return Math.max(100, Math.floor(this.leaseMs / 3));
   }
 
   /** Claims are batched: refill when half the slots are free, not on every completion. */
@@ -290,7 +311,7 @@ export class DeliveryWorker {
       const message = await messagesRepo.byId(this.deps.db, messageId);
       if (!message) throw new Error(`message ${messageId} is gone`);
       return prepareMessage(message, this.deps.config.server.hostname);
-    });
+    }, (prepared) => prepared.raw.length <= MAX_CACHED_BYTES);
   }
 
   private async attempt(row: RecipientRow, prepared: PreparedMessage): Promise<Verdict> {
