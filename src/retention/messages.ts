@@ -1,4 +1,5 @@
 import type { Db } from '../store/db.ts';
+import { inboundRepo } from '../store/inbound.ts';
 
 /** Message statuses after which nothing will read the body again (SPEC §3). */
 const FINAL = ['delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'];
@@ -18,7 +19,8 @@ async function inBatches(run: () => Promise<number>): Promise<number> {
 /**
  * SPEC §4 retention: after `days`, a finished message keeps its metadata (status, recipients,
  * subject, for the API's history) but loses its body, and its events (the webhook outbox) go.
- * A message still in the queue keeps its body whatever its age, or it could not be sent.
+ * A message still in the queue keeps its body whatever its age, or it could not be sent. Raw
+ * inbound reports go after the same time.
  */
 export async function pruneRetained(db: Db, now: number, days: number) {
   const cutoff = now - days * 86_400_000;
@@ -30,5 +32,7 @@ export async function pruneRetained(db: Db, now: number, days: number) {
   const events = await inBatches(() =>
     db('events').whereIn('id', db('events').select('id').where('occurred_at', '<', cutoff).limit(BATCH)).delete(),
   );
-  return { messageBodies: bodies, events };
+  // Stored inbound reports hold whole messages too.
+  const inboundReports = await inboundRepo.prune(db, cutoff);
+  return { messageBodies: bodies, events, inboundReports };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pruneRetained } from '../../src/retention/messages.ts';
+import { inboundRepo } from '../../src/store/inbound.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { STORES } from '../helpers/stores.ts';
 import { deliveryEnv } from './env.ts';
@@ -21,9 +22,19 @@ describe.each(STORES)('retention of delivered mail (%s)', (kind) => {
     await worker.runOnce();
     expect((await env.detail(old)).events).toHaveLength(1);
 
-    clock.advance(29 * DAY);
     const { db } = env.server.services;
-    expect(await pruneRetained(db, clock.now(), env.server.config.retention.days)).toStrictEqual({ messageBodies: 1, events: 1 });
+    const report = (at: number, rcpt: string) =>
+      inboundRepo.insert(db, {
+        received_at: at, rcpt, mail_from: '', remote_ip: '127.0.0.1', helo: null, size: 4, truncated: false, sha256: rcpt,
+        kind: 'unknown', feedback_type: null, proof: null, workspace_id: null, email_id: null, recipient_id: null,
+        outcome: 'uncorrelated', effect: 'none', raw: Buffer.from('test'),
+      });
+    await report(clock.now() - 2 * DAY, 'postmaster@old.test');
+    await report(clock.now(), 'postmaster@young.test');
+
+    clock.advance(29 * DAY);
+    expect(await pruneRetained(db, clock.now(), env.server.config.retention.days)).toStrictEqual({ messageBodies: 1, events: 1, inboundReports: 1 });
+    expect((await db('inbound_reports').select('rcpt')).map((r: { rcpt: string }) => r.rcpt)).toStrictEqual(['postmaster@young.test']);
     const content = async (id: number) => (await db('messages').where({ id }).first()).content;
     expect(await content(old)).toBeNull();
     expect((await env.detail(stuck)).status).toBe('deferred');
