@@ -283,15 +283,8 @@ export class DeliveryWorker {
         hostname: this.deps.config.server.hostname,
       });
     try {
-      try {
-        recorded = await this.deps.committer.run(record);
-      } catch (err) {
-        // A shared commit fails as a whole (on PostgreSQL, e.g. a deadlock between two processes
-        // updating the same messages); this outcome then gets a transaction of its own, since
-        // losing it would send the message a second time after the lease.
-        this.log.warn({ err, email_id: row.message_id, recipient_id: row.id }, 'group commit failed; recording the outcome on its own');
-        recorded = await this.deps.db.transaction(record);
-      }
+      // A failed shared commit is retried job by job by the committer itself.
+      recorded = await this.deps.committer.run(record);
     } catch (err) {
       // Nothing was written: the lease runs out and the row is tried again.
       this.pass.error++;

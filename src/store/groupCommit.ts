@@ -6,12 +6,28 @@ interface Job {
   reject: (error: unknown) => void;
 }
 
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown; retry: boolean };
+
+/**
+ * A conflict with another process rather than a fault of the job: PostgreSQL's deadlock
+ * (40P01) and serialization failure (40001), SQLite's busy/locked.
+ */
+export function isTransientConflict(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  return code === '40P01' || code === '40001' || code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
+}
+
 /**
  * Group commit: writes that arrive while a transaction is committing are gathered and committed
  * together, so one fsync (SQLite, synchronous=FULL) or one commit round trip (PostgreSQL)
  * serves many requests. Each job runs in a savepoint of its own: one job's failure rolls back
  * only its own writes. A job's promise settles only after the shared commit, so a caller never
  * answers before its data is durable.
+ *
+ * Sharing a transaction widens the window for lock conflicts between processes on PostgreSQL.
+ * A job that loses one (deadlock victim) was rolled back to its savepoint, which also released
+ * its locks; it runs again on its own after the batch commits. If the shared transaction fails
+ * as a whole, every job runs again on its own.
  */
 export class GroupCommitter {
   private queue: Job[] = [];
@@ -44,31 +60,56 @@ export class GroupCommitter {
         // during the last commit would still be unparsed and every batch would hold one job.
         await new Promise((resolve) => setImmediate(resolve));
         const batch = this.queue.splice(0, this.maxBatch);
-        const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
-        try {
-          await this.db.transaction(async (tx) => {
-            for (const job of batch) {
-              try {
-                outcomes.push({ ok: true, value: await tx.transaction((sp) => job.work(sp)) });
-              } catch (error) {
-                outcomes.push({ ok: false, error });
-              }
-            }
-          });
-        } catch (error) {
-          for (const job of batch) job.reject(error);
+        const outcomes = await this.runShared(batch);
+        if (outcomes === null) {
+          await this.runAlone(batch);
           continue;
         }
         this.commits += 1;
-        this.jobs += batch.length;
+        const again: Job[] = [];
         batch.forEach((job, i) => {
           const outcome = outcomes[i];
-          if (outcome.ok) job.resolve(outcome.value);
+          if (outcome.ok) {
+            this.jobs += 1;
+            job.resolve(outcome.value);
+          } else if (outcome.retry) again.push(job);
           else job.reject(outcome.error);
         });
+        await this.runAlone(again);
       }
     } finally {
       this.draining = false;
+    }
+  }
+
+  /** Runs the batch in one transaction; null when that transaction failed as a whole. */
+  private async runShared(batch: Job[]): Promise<Outcome[] | null> {
+    const outcomes: Outcome[] = [];
+    try {
+      await this.db.transaction(async (tx) => {
+        for (const job of batch) {
+          try {
+            outcomes.push({ ok: true, value: await tx.transaction((sp) => job.work(sp)) });
+          } catch (error) {
+            outcomes.push({ ok: false, error, retry: isTransientConflict(error) });
+          }
+        }
+      });
+      return outcomes;
+    } catch {
+      return null;
+    }
+  }
+
+  private async runAlone(jobs: Job[]): Promise<void> {
+    for (const job of jobs) {
+      try {
+        job.resolve(await this.db.transaction((tx) => job.work(tx)));
+        this.commits += 1;
+        this.jobs += 1;
+      } catch (error) {
+        job.reject(error);
+      }
     }
   }
 }

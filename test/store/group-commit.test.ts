@@ -1,0 +1,84 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createDb, type Db } from '../../src/store/db.ts';
+import { GroupCommitter } from '../../src/store/groupCommit.ts';
+import { testConfig } from '../helpers/server.ts';
+import { STORES, scratchStore, type StoreKind } from '../helpers/stores.ts';
+
+async function counters(kind: StoreKind): Promise<{ open(): Db }> {
+  const store = await scratchStore(kind);
+  const config = testConfig(store);
+  const dbs: Db[] = [];
+  const open = () => {
+    const db = createDb(config.database);
+    dbs.push(db);
+    return db;
+  };
+  const first = open();
+  await first.schema.createTable('counters', (t) => {
+    t.integer('id').primary();
+    t.integer('v').notNullable();
+  });
+  await first('counters').insert([{ id: 1, v: 0 }, { id: 2, v: 0 }]);
+  onTestFinished(async () => {
+    for (const db of dbs) await db.destroy();
+    await store.drop();
+  });
+  return { open };
+}
+
+function latch() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
+}
+
+describe.each(STORES)('group commit (%s)', (kind) => {
+  it('shares commits among concurrent jobs and rolls back only the job that fails', async () => {
+    const { open } = await counters(kind);
+    const db = open();
+    const committer = new GroupCommitter(db);
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, (_, i) =>
+        committer.run(async (tx) => {
+          await tx('counters').where({ id: 1 }).increment('v', 1);
+          if (i === 7) throw new Error('job 7 refuses');
+          return i;
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(49);
+    expect(results[7]).toMatchObject({ status: 'rejected', reason: { message: 'job 7 refuses' } });
+    expect((await db('counters').where({ id: 1 }).first()).v).toBe(49);
+    const { commits, jobs } = committer.stats();
+    expect(jobs).toBe(49);
+    expect(commits).toBeLessThan(10);
+  });
+});
+
+describe.runIf(STORES.includes('pg'))('group commit across processes (pg)', () => {
+  it('runs a deadlock victim again on its own instead of failing it', async () => {
+    const { open } = await counters('pg');
+    const a = new GroupCommitter(open());
+    const b = new GroupCommitter(open());
+    const aHolds = latch();
+    const bHolds = latch();
+    // Two batches lock the same rows in opposite orders: PostgreSQL aborts one of them.
+    const jobA = a.run(async (tx) => {
+      await tx('counters').where({ id: 1 }).increment('v', 1);
+      aHolds.open();
+      await bHolds.opened;
+      await tx('counters').where({ id: 2 }).increment('v', 1);
+      return 'a';
+    });
+    const jobB = b.run(async (tx) => {
+      await tx('counters').where({ id: 2 }).increment('v', 1);
+      bHolds.open();
+      await aHolds.opened;
+      await tx('counters').where({ id: 1 }).increment('v', 1);
+      return 'b';
+    });
+    expect(await Promise.all([jobA, jobB])).toStrictEqual(['a', 'b']);
+    const rows = await open()('counters').orderBy('id').select('v');
+    expect(rows.map((r: { v: number }) => r.v)).toStrictEqual([2, 2]);
+  });
+});
