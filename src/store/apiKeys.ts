@@ -1,4 +1,4 @@
-import type { Conn } from './db.ts';
+import { insertedId, type Conn } from './db.ts';
 
 export interface ApiKeyRow {
   id: number;
@@ -19,7 +19,7 @@ export interface AuthenticatedKeyRow extends ApiKeyRow {
 export const apiKeys = {
   async insert(db: Conn, row: Omit<ApiKeyRow, 'id' | 'revoked_at'>): Promise<ApiKeyRow> {
     const [inserted] = await db('api_keys').insert({ ...row, revoked_at: null }).returning('id');
-    return { ...row, revoked_at: null, id: typeof inserted === 'object' ? inserted.id : inserted };
+    return { ...row, revoked_at: null, id: insertedId(inserted) };
   },
   /** The live key with this hash, joined with its workspace's limits. */
   byHash: (db: Conn, keyHash: string): Promise<AuthenticatedKeyRow | undefined> =>

@@ -36,5 +36,9 @@ export function createDb(database: Config['database']): Db {
 
 export const isPg = (db: Conn): boolean => db.client.config.client === 'pg';
 
+/** The id from `insert(...).returning('id')`: PostgreSQL gives `{id}`, SQLite the bare value. */
+export const insertedId = (row: unknown): number =>
+  typeof row === 'object' && row !== null ? (row as { id: number }).id : (row as number);
+
 /** SQLite returns 0/1 for booleans. */
 export const bool = (v: unknown): boolean => v === true || v === 1 || v === '1';

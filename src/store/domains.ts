@@ -1,4 +1,4 @@
-import { bool, type Conn } from './db.ts';
+import { bool, insertedId, type Conn } from './db.ts';
 
 export interface DomainRow {
   id: number;
@@ -29,7 +29,7 @@ const normalise = (row: DomainRow | undefined): DomainRow | undefined =>
 export const domainsRepo = {
   async insert(db: Conn, row: Omit<DomainRow, 'id'>): Promise<DomainRow> {
     const [inserted] = await db('domains').insert(row).returning('id');
-    return { ...row, id: typeof inserted === 'object' ? inserted.id : inserted };
+    return { ...row, id: insertedId(inserted) };
   },
   byName: async (db: Conn, name: string) => normalise(await db('domains').where({ name }).first()),
   byId: async (db: Conn, id: number) => normalise(await db('domains').where({ id }).first()),

@@ -1,4 +1,4 @@
-import { bool, type Conn } from './db.ts';
+import { bool, insertedId, type Conn } from './db.ts';
 import type { MessageRow, RecipientRow } from './messages.ts';
 
 export type InboundOutcome = 'applied' | 'duplicate' | 'no_effect' | 'uncorrelated';
@@ -24,8 +24,6 @@ export interface InboundReportRow {
   effect: string;
   raw: Buffer;
 }
-
-const insertedId = (row: unknown): number => (typeof row === 'object' && row !== null ? (row as { id: number }).id : (row as number));
 
 function normalise(row: InboundReportRow | undefined): InboundReportRow | undefined {
   if (!row) return row;

@@ -1,4 +1,4 @@
-import type { Conn } from './db.ts';
+import { insertedId, type Conn } from './db.ts';
 import { deriveMessageStatus, type MessageStatus, type RecipientStatus } from '../messages/status.ts';
 
 export interface MessageRow {
@@ -50,8 +50,6 @@ export interface MessageFilter {
   beforeId?: number;
   limit: number;
 }
-
-const insertedId = (row: unknown): number => (typeof row === 'object' && row !== null ? (row as { id: number }).id : (row as number));
 
 export const messagesRepo = {
   async insert(db: Conn, row: Omit<MessageRow, 'id'>): Promise<number> {

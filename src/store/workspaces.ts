@@ -1,4 +1,4 @@
-import type { Conn } from './db.ts';
+import { insertedId, type Conn } from './db.ts';
 
 export interface WorkspaceRow {
   id: number;
@@ -12,7 +12,7 @@ export interface WorkspaceRow {
 export const workspaces = {
   async insert(db: Conn, row: Omit<WorkspaceRow, 'id'>): Promise<WorkspaceRow> {
     const [inserted] = await db('workspaces').insert(row).returning('id');
-    return { ...row, id: typeof inserted === 'object' ? inserted.id : inserted };
+    return { ...row, id: insertedId(inserted) };
   },
   byName: (db: Conn, name: string): Promise<WorkspaceRow | undefined> =>
     db('workspaces').where({ name }).first(),
