@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseReport } from '../src/bounces/index.ts';
 
-const dir = fileURLToPath(new URL('../../shared/corpora/bounces/messages/', import.meta.url));
+const dir = fileURLToPath(new URL('../test/fixtures/bounces/messages/', import.meta.url));
 const files = readdirSync(dir).filter((f) => f.endsWith('.eml')).sort();
 const messages = files.map((f) => readFileSync(dir + f)); // read once: we time parsing, not the disk
 const passes = Number(process.argv[2] ?? 5);

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 
-const corpus = (name: string) => fileURLToPath(new URL(`../../../shared/corpora/bounces/messages/${name}`, import.meta.url));
+const corpus = (name: string) => fileURLToPath(new URL(`../fixtures/bounces/messages/${name}`, import.meta.url));
 const lines = (stdout: string) => stdout.trim().split('\n').map((l) => JSON.parse(l));
 
 describe('mailsvc bounce parse', () => {
