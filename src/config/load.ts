@@ -3,7 +3,7 @@ import { hostname as machineName } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Value } from '@sinclair/typebox/value';
-import type { TObject, TSchema } from '@sinclair/typebox';
+import { envNames, schemaAt, unknownEnvProblems, validationProblem } from './explain.ts';
 import { ConfigSchema, type Config } from './schema.ts';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -23,6 +23,12 @@ export interface LoadOptions {
   overrides?: Record<string, unknown>;
   /** Where config/default.json and config/local.json live. */
   root?: string;
+  /**
+   * Whether to read config/local.json. Defaults to yes unless the process has
+   * MAILSVC_NO_LOCAL_CONFIG set: the test suite sets it so that a developer's own overrides
+   * never change test results, whichever env a test passes.
+   */
+  local?: boolean;
 }
 
 type Tree = Record<string, unknown>;
@@ -47,66 +53,66 @@ function readJson(path: string): Tree {
   return parsed;
 }
 
-/** `http.bodyLimit` ↔ `MAILSVC_HTTP_BODY_LIMIT`, derived from the schema's leaves. */
-function envNames(schema: TObject, prefix: string[] = []): Map<string, string[]> {
-  const names = new Map<string, string[]>();
-  for (const [key, child] of Object.entries(schema.properties) as [string, TSchema][]) {
-    const path = [...prefix, key];
-    if (child.type === 'object' && child.properties) {
-      for (const [name, p] of envNames(child as TObject, path)) names.set(name, p);
-    } else {
-      const words = path.map((p) => p.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase());
-      names.set(`MAILSVC_${words.join('_')}`, path);
-    }
-  }
-  return names;
-}
+const ENV_NAMES = envNames(ConfigSchema);
 
-function envLayer(env: NodeJS.ProcessEnv): Tree {
+/**
+ * The MAILSVC_* layer, and which variable set each key. A value the key accepts as text stays
+ * text (a password of digits stays a string); anything else is read as JSON when it parses.
+ */
+function envLayer(env: NodeJS.ProcessEnv): { layer: Tree; sources: Map<string, string> } {
   const layer: Tree = {};
-  for (const [name, path] of envNames(ConfigSchema)) {
+  const sources = new Map<string, string>();
+  for (const [name, path] of ENV_NAMES) {
     const raw = env[name];
     if (raw === undefined) continue;
+    const pointer = `/${path.join('/')}`;
+    const leaf = schemaAt(ConfigSchema, pointer);
     let value: unknown = raw;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      // a plain string such as a host name
+    if (!leaf || !Value.Check(leaf, raw)) {
+      try {
+        value = JSON.parse(raw);
+      } catch {
+        // not JSON: validation names the expected format
+      }
     }
     let node = layer;
     for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Tree;
     node[path[path.length - 1]] = value;
+    sources.set(pointer, name);
   }
-  return layer;
-}
-
-function describe(path: string, message: string, value: unknown): string {
-  const key = path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
-  return `${key}: ${message} (got ${JSON.stringify(value)})`;
+  return { layer, sources };
 }
 
 /** Reads every layer, validates, and resolves derived defaults. Throws ConfigError naming every bad key. */
 export function loadConfig(options: LoadOptions = {}): Config {
   const env = options.env ?? process.env;
+  const readLocal = options.local ?? !process.env.MAILSVC_NO_LOCAL_CONFIG;
   const root = options.root ?? PROJECT_ROOT;
   let tree: Tree = readJson(join(root, 'config/default.json'));
   const local = join(root, 'config/local.json');
-  if (existsSync(local)) tree = merge(tree, readJson(local));
+  if (readLocal && existsSync(local)) tree = merge(tree, readJson(local));
   const file = options.file ?? env.MAILSVC_CONFIG;
   if (file) {
     if (!existsSync(file)) throw new ConfigError([`config file ${file} does not exist`]);
     tree = merge(tree, readJson(file));
   }
-  tree = merge(tree, envLayer(env));
+  const { layer, sources } = envLayer(env);
+  tree = merge(tree, layer);
   if (options.overrides) tree = merge(tree, options.overrides);
 
   const withDefaults = Value.Default(ConfigSchema, Value.Clone(tree)) as Tree;
-  const problems = [...Value.Errors(ConfigSchema, withDefaults)].map((e) =>
-    e.message === 'Unexpected property'
-      ? `${e.path.replace(/^\//, '').replaceAll('/', '.')}: unknown key`
-      : describe(e.path, e.message, e.value),
-  );
-  if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
+  const problems = unknownEnvProblems(env, ENV_NAMES);
+  const seen = new Set<string>();
+  for (const e of Value.Errors(ConfigSchema, withDefaults)) {
+    if (seen.has(e.path)) continue; // one sentence per key
+    seen.add(e.path);
+    problems.push(
+      e.message === 'Unexpected property'
+        ? `${e.path.replace(/^\//, '').replaceAll('/', '.')}: unknown key`
+        : validationProblem(ConfigSchema, e.path, e.value, e.message, sources),
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
   return resolveDerived(withDefaults as unknown as RawShape, root);
 }
 

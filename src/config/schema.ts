@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 
 const port = (fallback: number) => Type.Integer({ minimum: 0, maximum: 65535, default: fallback });
 const seconds = (fallback: number) => Type.Integer({ minimum: 1, default: fallback });
-const Host = Type.String({ minLength: 1 });
+const Host = Type.String({ minLength: 1, expected: 'a host name', examples: ['mail.example.com'] });
 
 /**
  * Every configuration key with its type, default and meaning. The `Config` type is derived
@@ -17,6 +17,8 @@ export const ConfigSchema = Type.Object(
         client: Type.Union([Type.Literal('sqlite'), Type.Literal('pg')], { default: 'sqlite' }),
         connection: Type.Union([Type.String(), Type.Object({ filename: Type.String() }), Type.Null()], {
           default: null,
+          expected: 'a PostgreSQL URL (client "pg"), {"filename": "PATH"} (client "sqlite"), or null',
+          examples: ['postgres://mailsvc@db.example.com:5432/mailsvc'],
           description: 'pg: a connection string; sqlite: {filename}, default <dataDir>/mailsvc.sqlite',
         }),
       },
@@ -64,14 +66,19 @@ export const ConfigSchema = Type.Object(
     ),
     tls: Type.Object(
       {
-        cert: Type.Union([Type.String(), Type.Null()], { default: null }),
-        key: Type.Union([Type.String(), Type.Null()], { default: null }),
+        cert: Type.Union([Type.String(), Type.Null()], { default: null, expected: 'a PEM file path or PEM text, or null', examples: ['/etc/mailsvc/cert.pem'] }),
+        key: Type.Union([Type.String(), Type.Null()], { default: null, expected: 'a PEM file path or PEM text, or null', examples: ['/etc/mailsvc/key.pem'] }),
       },
       { additionalProperties: false, default: {} },
     ),
     dns: Type.Object(
       {
-        servers: Type.Array(Type.String(), { default: [], description: 'e.g. ["127.0.0.1:5353"]; empty = system' }),
+        servers: Type.Array(Type.String(), {
+          default: [],
+          description: 'e.g. ["127.0.0.1:5353"]; empty = system',
+          expected: 'a JSON array of "IP" or "IP:port" strings',
+          examples: [['127.0.0.1:5353']],
+        }),
         timeout: Type.Integer({ minimum: 1, default: 5, description: 'seconds per query try' }),
       },
       { additionalProperties: false, default: {} },
@@ -80,7 +87,11 @@ export const ConfigSchema = Type.Object(
       {
         port: port(25),
         tls: Type.Union([Type.Literal('opportunistic'), Type.Literal('required')], { default: 'opportunistic' }),
-        relayHost: Type.Union([Type.String({ pattern: '^[^:\\s]+:[0-9]+$' }), Type.Null()], { default: null }),
+        relayHost: Type.Union([Type.String({ pattern: '^[^:\\s]+:[0-9]+$' }), Type.Null()], {
+          default: null,
+          expected: 'host:port (the port is required), or null',
+          examples: ['smtp.example.com:587'],
+        }),
         relayUser: Type.Union([Type.String(), Type.Null()], { default: null }),
         relayPassword: Type.Union([Type.String(), Type.Null()], { default: null }),
         maxConnectionsPerHost: Type.Integer({ minimum: 1, default: 10 }),
@@ -96,6 +107,8 @@ export const ConfigSchema = Type.Object(
       {
         baseUrl: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()], {
           default: null,
+          expected: 'an http:// or https:// URL, or null',
+          examples: ['https://mail.example.com'],
           description: 'public base of /t/... links; default http://<hostname>:<http.port>',
         }),
       },

@@ -1,7 +1,7 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import { ensurePrivateDir, ensurePrivateFile, restrictIfPresent } from '../config/dataDir.ts';
 import type { Config } from '../config/schema.ts';
 
 export type Db = Knex;
@@ -16,7 +16,13 @@ export function createDb(database: Config['database']): Db {
   if (database.client === 'pg') {
     return knexFactory({ client: 'pg', connection: database.connection, pool: { min: 0, max: 10 } });
   }
-  mkdirSync(dirname(database.connection.filename), { recursive: true });
+  const file = database.connection.filename;
+  // The database holds DKIM private keys and signing secrets (SPEC §10). SQLite gives its -wal
+  // and -shm files the mode of the database file, so a 0600 database keeps them 0600 too; files
+  // left by an earlier, looser version are tightened here.
+  ensurePrivateDir(dirname(file));
+  ensurePrivateFile(file);
+  for (const suffix of ['-wal', '-shm', '-journal']) restrictIfPresent(`${file}${suffix}`);
   return knexFactory({
     client: 'better-sqlite3',
     connection: { filename: database.connection.filename },

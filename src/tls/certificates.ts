@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, restrictIfPresent } from '../config/dataDir.ts';
 import type { Logger } from '../core/ports.ts';
 
 /** PEM strings for a TLS server (STARTTLS on the inbound and submission listeners). */
@@ -52,6 +53,7 @@ async function generatedPair(dataDir: string, hostname: string, log: Logger): Pr
   const certFile = join(dataDir, GENERATED_CERT);
   const keyFile = join(dataDir, GENERATED_KEY);
   if (existsSync(certFile) && existsSync(keyFile)) {
+    for (const file of [keyFile, certFile]) restrictIfPresent(file);
     return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8'), source: 'generated-earlier' };
   }
   const notAfter = new Date();
@@ -67,9 +69,9 @@ async function generatedPair(dataDir: string, hostname: string, log: Logger): Pr
       { name: 'subjectAltName', altNames: [{ type: 2, value: hostname }] },
     ],
   });
-  mkdirSync(dataDir, { recursive: true });
-  writeFileSync(keyFile, pems.private, { mode: 0o600 });
-  writeFileSync(certFile, pems.cert);
+  ensurePrivateDir(dataDir);
+  writeFileSync(keyFile, pems.private, { mode: PRIVATE_FILE_MODE });
+  writeFileSync(certFile, pems.cert, { mode: PRIVATE_FILE_MODE });
   log.warn(
     { phase: 'tls', cert: certFile, fingerprint: pems.fingerprint },
     `generated a self-signed TLS certificate for ${hostname}; set tls.cert and tls.key to use your own`,

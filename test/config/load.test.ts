@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/load.ts';
+import { ConfigError, loadConfig, PROJECT_ROOT } from '../../src/config/load.ts';
 import { runCli } from '../helpers/cli.ts';
 
 function problems(fn: () => unknown): string[] {
@@ -42,6 +42,17 @@ describe('configuration', () => {
     expect(loadConfig({ env: { MAILSVC_CONFIG: file } }).http.port).toBe(4000);
   });
 
+  it('reads config/local.json unless told not to; the test suite never does', () => {
+    const root = mkdtempSync(join(tmpdir(), 'mailsvc-root-'));
+    mkdirSync(join(root, 'config'));
+    copyFileSync(join(PROJECT_ROOT, 'config/default.json'), join(root, 'config/default.json'));
+    writeFileSync(join(root, 'config/local.json'), JSON.stringify({ http: { port: 3999 } }));
+    expect(loadConfig({ root, env: {}, local: true }).http.port).toBe(3999);
+    expect(loadConfig({ root, env: {}, local: false }).http.port).toBe(3000);
+    expect(process.env.MAILSVC_NO_LOCAL_CONFIG).toBe('1');
+    expect(loadConfig({ root, env: {} }).http.port).toBe(3000);
+  });
+
   it('names every unknown or mistyped key', () => {
     const found = problems(() =>
       loadConfig({ env: { MAILSVC_HTTP_PORT: 'eighty' }, overrides: { htp: {}, delivery: { tls: 'maybe', maxConnectionPerHost: 3 } } }),
@@ -50,13 +61,43 @@ describe('configuration', () => {
       expect.arrayContaining([
         'htp: unknown key',
         'delivery.maxConnectionPerHost: unknown key',
-        expect.stringMatching(/^http\.port: .*"eighty"/),
+        'http.port (from MAILSVC_HTTP_PORT): expected an integer from 0 to 65535, e.g. 3000 (got "eighty")',
         expect.stringMatching(/^delivery\.tls: /),
       ]),
     );
     expect(problems(() => loadConfig({ env: {}, overrides: { database: { client: 'pg' } } }))).toStrictEqual([
       'database.connection: a PostgreSQL connection string is required with client "pg"',
     ]);
+  });
+
+  it('names the expected format with an example, and where the value came from', () => {
+    expect(problems(() => loadConfig({ env: { MAILSVC_DELIVERY_RELAY_HOST: '127.0.0.1' } }))).toStrictEqual([
+      'delivery.relayHost (from MAILSVC_DELIVERY_RELAY_HOST): expected host:port (the port is required), or null, e.g. smtp.example.com:587 (got "127.0.0.1")',
+    ]);
+    expect(problems(() => loadConfig({ env: {}, overrides: { dns: { servers: ['127.0.0.1', 53] }, delivery: { tls: 'maybe' } } }))).toStrictEqual([
+      'dns.servers: expected a JSON array of "IP" or "IP:port" strings, e.g. ["127.0.0.1:5353"] (got 53 at item 1)',
+      'delivery.tls: expected one of "opportunistic", "required", e.g. opportunistic (got "maybe")',
+    ]);
+    // A value the key takes as text stays text: a password of digits is not read as a number.
+    const c = loadConfig({ env: { MAILSVC_DELIVERY_RELAY_PASSWORD: '12345', MAILSVC_DELIVERY_RELAY_HOST: 'null' } });
+    expect(c.delivery.relayPassword).toBe('12345');
+    expect(c.delivery.relayHost).toBeNull();
+  });
+
+  it('refuses a MAILSVC_* variable that sets nothing, naming the nearest one', () => {
+    expect(problems(() => loadConfig({ env: { MAILSVC_HTTP_PROT: '1', MAILSVC_DELIVERY_RELAYHOST: 'a:1', MAILSVC_TEST_PG_URL: 'x' } }))).toStrictEqual([
+      'MAILSVC_DELIVERY_RELAYHOST: no such setting; did you mean MAILSVC_DELIVERY_RELAY_HOST (delivery.relayHost)?',
+      'MAILSVC_HTTP_PROT: no such setting; did you mean MAILSVC_HTTP_PORT (http.port)?',
+    ]);
+  });
+
+  it('`MAILSVC_HTTP_PROT=1 mailsvc migrate` exits non-zero naming MAILSVC_HTTP_PORT, before touching the database', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailsvc-cfg-'));
+    const res = await runCli(['migrate'], { MAILSVC_HTTP_PROT: '1', MAILSVC_DATA_DIR: dir });
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toContain('MAILSVC_HTTP_PROT: no such setting; did you mean MAILSVC_HTTP_PORT (http.port)?');
+    expect(res.stdout).toBe('');
+    expect(readdirSync(dir)).toStrictEqual([]);
   });
 
   it('stops `mailsvc serve` at start with a message naming the bad key', async () => {
