@@ -1,6 +1,7 @@
 // RFC 3464 delivery status notifications: the machine-readable message/delivery-status part.
 
 import { cleanAddress } from './codes.ts';
+import { REPORT_LIMITS } from './limits.ts';
 import { header, parseHeaders, type Header } from './mime.ts';
 
 export interface DsnRecipient {
@@ -47,12 +48,19 @@ function recipientBlocks(groups: Header[][]): Header[][] {
   return blocks;
 }
 
+/** "failed (bad destination)" → "failed". */
+function actionOf(value: string | null): string | null {
+  if (value === null) return null;
+  const paren = value.indexOf('(');
+  return (paren < 0 ? value : value.slice(0, paren)).trim().toLowerCase();
+}
+
 export function parseDeliveryStatus(body: string): DeliveryStatus {
-  const groups = body.split(/\n[ \t]*\n/).map(parseHeaders);
+  const groups = body.slice(0, REPORT_LIMITS.deliveryStatus).split(/\n[ \t]*\n/).map(parseHeaders);
   const all = groups.flat();
   const reportingMta = stripType(header(all, 'reporting-mta'));
   const recipients: DsnRecipient[] = [];
-  for (const block of recipientBlocks(groups)) {
+  for (const block of recipientBlocks(groups).slice(0, REPORT_LIMITS.recipients)) {
     const address =
       cleanAddress(header(block, 'final-recipient')) ??
       cleanAddress(header(block, 'x-actual-recipient')) ??
@@ -62,7 +70,7 @@ export function parseDeliveryStatus(body: string): DeliveryStatus {
     recipients.push({
       address,
       originalRecipient: cleanAddress(header(block, 'original-recipient')),
-      action: header(block, 'action')?.toLowerCase().replace(/\s*\(.*$/, '').trim() ?? null,
+      action: actionOf(header(block, 'action')),
       status: header(block, 'status'),
       diagnosticType: typed ? typed[1]!.toLowerCase() : null,
       diagnostic: (typed ? typed[2]! : diag).trim(),

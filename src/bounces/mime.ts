@@ -19,21 +19,40 @@ export interface MimePart {
   parts: MimePart[]; // children of a multipart
 }
 
-const MAX_DEPTH = 6;
+import { REPORT_LIMITS } from './limits.ts';
 
-/** Parses a header block; stops at the first line that is neither a field nor a continuation. */
+const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
+
+/**
+ * Parses a header block (the first REPORT_LIMITS.headerBlockBytes of it, at most
+ * REPORT_LIMITS.headerFields fields); lines that are neither a field nor a continuation are
+ * skipped. Continuations are collected and joined once, so a field folded over thousands of
+ * lines costs no more than its length.
+ */
 export function parseHeaders(block: string): Header[] {
   const out: Header[] = [];
-  for (const line of block.split('\n')) {
+  let pieces: string[] = [];
+  const flush = () => {
+    const last = out[out.length - 1];
+    if (last && pieces.length > 0) last.value = pieces.filter((p) => p !== '').join(' ');
+    pieces = [];
+  };
+  for (const line of block.slice(0, REPORT_LIMITS.headerBlockBytes).split('\n')) {
     if ((line.startsWith(' ') || line.startsWith('\t')) && out.length > 0) {
-      const last = out[out.length - 1]!;
-      last.value = `${last.value} ${line.trim()}`.trim();
+      pieces.push(line.trim());
       continue;
     }
-    const m = /^([\x21-\x39\x3b-\x7e]+)[ \t]*:(.*)$/.exec(line);
-    if (!m) continue;
-    out.push({ name: m[1]!.toLowerCase(), value: m[2]!.trim() });
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    const name = line.slice(0, colon).trimEnd();
+    if (!FIELD_NAME.test(name)) continue;
+    if (out.length >= REPORT_LIMITS.headerFields) break;
+    flush();
+    const value = line.slice(colon + 1).trim();
+    out.push({ name: name.toLowerCase(), value });
+    pieces = [value];
   }
+  flush();
   return out;
 }
 
@@ -64,11 +83,25 @@ export function parseContentType(value: string | null): { type: string; params: 
   return { type: /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(type) ? type : 'text/plain', params };
 }
 
+/** Index after the last character of `line` that is not a space or tab (RFC 2045 §6.7 rule 3). */
+function endWithoutTrailingBlanks(line: string): number {
+  let end = line.length;
+  while (end > 0 && (line.charCodeAt(end - 1) === 0x20 || line.charCodeAt(end - 1) === 0x09)) end--;
+  return end;
+}
+
 export function decodeQuotedPrintable(s: string): string {
-  return s
-    .replace(/[ \t]+$/gm, '')
-    .replace(/=\n/g, '')
-    .replace(/=([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+  // Trailing blanks are dropped and soft line breaks ("=" at the end) joined, line by line:
+  // a pattern such as /[ \t]+$/gm retries from every blank of a long run (quadratic).
+  const lines = s.split('\n');
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const end = endWithoutTrailingBlanks(line);
+    const soft = end > 0 && line.charCodeAt(end - 1) === 0x3d && i < lines.length - 1;
+    out.push(soft ? line.slice(0, end - 1) : i < lines.length - 1 ? `${line.slice(0, end)}\n` : line.slice(0, end));
+  }
+  return out.join('').replace(/=([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
 }
 
 export function decodeTransfer(body: string, encoding: string | null): string {
@@ -108,11 +141,11 @@ export function decodeWords(value: string): string {
       enc.toUpperCase() === 'B'
         ? Buffer.from(text, 'base64').toString('latin1')
         : text.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
-    return decodeCharset(bytes, cs.replace(/\*.*$/, ''));
+    return decodeCharset(bytes, cs.split('*')[0]); // RFC 2231 language suffix: utf-8*en
   });
 }
 
-function splitMultipart(body: string, boundary: string): string[] | null {
+function splitMultipart(body: string, boundary: string, budget: Budget): string[] | null {
   const delim = `--${boundary}`;
   const parts: string[] = [];
   let pos = body.startsWith(delim) ? 0 : body.indexOf(`\n${delim}`) + 1;
@@ -120,7 +153,8 @@ function splitMultipart(body: string, boundary: string): string[] | null {
   for (;;) {
     const lineEnd = body.indexOf('\n', pos);
     const marker = body.slice(pos + delim.length, lineEnd < 0 ? body.length : lineEnd);
-    if (marker.startsWith('--') || lineEnd < 0) break;
+    if (marker.startsWith('--') || lineEnd < 0 || budget.parts <= 0) break;
+    budget.parts--;
     const next = body.indexOf(`\n${delim}`, lineEnd);
     // A report cut off by a size limit never closes its last part: keep what arrived.
     parts.push(body.slice(lineEnd + 1, next < 0 ? body.length : next));
@@ -132,7 +166,12 @@ function splitMultipart(body: string, boundary: string): string[] | null {
 
 const HEADER_LINE = /^(?:From |[\x21-\x39\x3b-\x7e]+[ \t]*:)/;
 
-function buildPart(text: string, depth: number, defaultType = 'text/plain'): MimePart {
+/** Parts left to read in the whole message (REPORT_LIMITS.mimeParts). */
+interface Budget {
+  parts: number;
+}
+
+function buildPart(text: string, depth: number, budget: Budget, defaultType = 'text/plain'): MimePart {
   // Text that does not open with a header field is all body (garbage, or a headerless part).
   const { head, body } = HEADER_LINE.test(text) ? splitHeadBody(text) : { head: '', body: text };
   const headers = parseHeaders(head);
@@ -140,12 +179,12 @@ function buildPart(text: string, depth: number, defaultType = 'text/plain'): Mim
   const { type, params } = ctHeader ? parseContentType(ctHeader) : { type: defaultType, params: {} };
   const decoded = type.startsWith('multipart/') ? body : decodeTransfer(body, header(headers, 'content-transfer-encoding'));
   const part: MimePart = { headers, contentType: type, params, body: decoded, parts: [] };
-  if (type.startsWith('multipart/') && depth < MAX_DEPTH) {
-    const chunks = params.boundary ? splitMultipart(body, params.boundary) : null;
+  if (type.startsWith('multipart/') && depth < REPORT_LIMITS.mimeDepth) {
+    const chunks = params.boundary ? splitMultipart(body, params.boundary, budget) : null;
     if (chunks) {
       // RFC 2046 §5.1.5: parts of multipart/digest default to message/rfc822.
       const childDefault = type === 'multipart/digest' ? 'message/rfc822' : 'text/plain';
-      part.parts = chunks.map((c) => buildChild(c, depth + 1, childDefault));
+      part.parts = chunks.map((c) => buildChild(c, depth + 1, budget, childDefault));
     } else {
       // Broken or missing boundary: read the whole body as text so notices still parse.
       part.contentType = 'text/plain';
@@ -154,17 +193,17 @@ function buildPart(text: string, depth: number, defaultType = 'text/plain'): Mim
   return part;
 }
 
-function buildChild(text: string, depth: number, defaultType: string): MimePart {
+function buildChild(text: string, depth: number, budget: Budget, defaultType: string): MimePart {
   // A part that starts with a blank line has no headers at all.
   if (text.startsWith('\n')) {
     return { headers: [], contentType: defaultType, params: {}, body: text.slice(1), parts: [] };
   }
-  return buildPart(text, depth, defaultType);
+  return buildPart(text, depth, budget, defaultType);
 }
 
 /** Parses a whole message. `raw` is the message as latin1 with LF line ends. */
 export function parseMime(raw: string): MimePart {
-  return buildPart(raw, 0);
+  return buildPart(raw, 0, { parts: REPORT_LIMITS.mimeParts });
 }
 
 /** Every leaf part, depth first, in message order. */

@@ -25,7 +25,7 @@ export const NOTICE_LEADS: readonly LeadPattern[] = [
   //   then "Remote host said: 550 5.1.1 <kijitora@example.org>... User Unknown"
   lead(
     [['<kijitora@example.jp>:', 'kijitora@example.jp'], ['  <neko@example.co.jp>: [127.0.0.1] said:', 'neko@example.co.jp']],
-    new RegExp(String.raw`^\s*<([^\s<>]+@[^\s<>]+)>\s*:`)),
+    new RegExp(String.raw`^\s*<([^\s<>@]+@[^\s<>]+)>\s*:`)),
   // Exim, Gmail: the address alone on its line, often indented
   //   "  kijitora@example.jp" / "     userunknown@example.jp"
   // GMX: '"shironeko@example.jp":'
@@ -33,7 +33,7 @@ export const NOTICE_LEADS: readonly LeadPattern[] = [
   // X3: "   * kijitora@example.com"
   lead(
     [['  kijitora@example.jp', 'kijitora@example.jp'], ['"shironeko@example.jp":', 'shironeko@example.jp'], ['>>> kijitora@example.org <kijitora@example.org>', 'kijitora@example.org'], ['   * kijitora@example.com', 'kijitora@example.com']],
-    new RegExp(String.raw`^\s*(?:>>>\s*|[*\u2022-]\s+)?"?${A}"?\s*:?\s*(?:<[^<>\s]+>)?\s*(?:\.{3}.*)?$`)),
+    new RegExp(String.raw`^\s*(?:>>>\s*|[*\u2022-]\s+)?"?${A}"?\s*(?::\s*)?(?:<[^<>\s]+>\s*)?(?:\.{3}.*)?$`)),
   // Sendmail transcript: "554 <kijitora@example.edu>... Remote protocol error: Connection reset"
   lead(
     [['554 <kijitora@example.edu>... Remote protocol error: Connection reset by peer during result wait with example.edu', 'kijitora@example.edu'], ['550 <kijitora@example.org>... User unknown', 'kijitora@example.org']],
@@ -96,14 +96,18 @@ export const NOTICE_LEADS: readonly LeadPattern[] = [
   // Zoho: "kijitora@example.co.jp Invalid Address, ERROR_CODE :550, ERROR_CODE :5.1.1 ..."
   lead(
     [['kijitora@example.co.jp Invalid Address, ERROR_CODE :550, ERROR_CODE :5.1.1 <kijitora@example.co.jp>... User Unknown', 'kijitora@example.co.jp']],
-    new RegExp(String.raw`^\s*${A}\s*[.:]?\s*\S.*$`),
+    new RegExp(String.raw`^\s*${A}\s*(?:[.:]\s*)?\S`),
     false,
   ),
   // IMail: "User mailbox exceeds allowed size: kijitora@example.co.jp"
   lead([['User mailbox exceeds allowed size: kijitora@example.co.jp', 'kijitora@example.co.jp']], new RegExp(String.raw`^[^:<>@]{3,80}:\s+${A}\s*$`), false),
 ];
 
-/** Lines that begin the quoted original message in a one-part notice, each with real ones. */
+/**
+ * Lines that begin the quoted original message in a one-part notice, each with real ones. Each
+ * pattern is tried on one line at a time (the first REPORT_LIMITS.lineChars characters), never
+ * on the whole text: a ruled line of 80,000 dashes once cost seconds.
+ */
 export interface OriginalMarker {
   examples: readonly [string, ...string[]];
   pattern: RegExp;
@@ -118,21 +122,21 @@ export const ORIGINAL_MARKERS: readonly OriginalMarker[] = [
       '----- Original message -----',
       '--- Original message follows.',
     ],
-    pattern: /^[ \t]*[-=_*]{2,}.*(?:original|copy of (?:the|your) message|returned message|undelivered message|unsent message|message headers|headers of).*$/im,
+    pattern: /^[ \t]*[-=_*]{2}.*?(?:original|copy of (?:the|your) message|returned message|undelivered message|unsent message|message headers|headers of)/i,
   },
   {
     // DragonFly: "Message headers follow."   Exchange: "Original message headers:"
     examples: ['Message headers follow.', 'Original message headers:'],
-    pattern: /^[ \t]*(?:message headers follow|original message(?: headers)?(?: follows)?|below this line is a copy of the message|the original message headers|headers of the original message|unsent message below|returned message|the header of the original message)[.:]?[ \t]*$/im,
+    pattern: /^[ \t]*(?:message headers follow|original message(?: headers)?(?: follows)?|below this line is a copy of the message|the original message headers|headers of the original message|unsent message below|returned message|the header of the original message)[.:]?[ \t]*$/i,
   },
   {
     // A header block at column 0: the quoted message started without a marker.
     examples: ['Received: from mail.example.jp (mail.example.jp [192.0.2.1]) by mx.example.org'],
-    pattern: /^(?:Return-Path|Received|DKIM-Signature|X-Received|ARC-Seal): /m,
+    pattern: /^(?:Return-Path|Received|DKIM-Signature|X-Received|ARC-Seal): /,
   },
   {
     // A quoted part boundary left in a one-part notice.
     examples: ['Content-Type: message/rfc822'],
-    pattern: /^Content-Type: message\/rfc822/im,
+    pattern: /^Content-Type: message\/rfc822/i,
   },
 ];

@@ -5,6 +5,7 @@
 // to the next recipient or the quoted original message.
 
 import { ADDRESS_IN_TEXT, cleanAddress } from './codes.ts';
+import { REPORT_LIMITS } from './limits.ts';
 import { NOTICE_LEADS, ORIGINAL_MARKERS } from './notice-patterns.ts';
 
 export interface NoticeEntry {
@@ -14,12 +15,23 @@ export interface NoticeEntry {
 
 /** Cuts the notice before the quoted original message, which names the recipients again. */
 export function noticeText(text: string): string {
-  let end = text.length;
-  for (const { pattern } of ORIGINAL_MARKERS) {
-    const m = pattern.exec(text);
-    if (m && m.index < end && m.index > 0) end = m.index;
+  // Each marker counts from its first matching line; one that first matches on the very first
+  // line says nothing (the text starts with it), as before the markers were read line by line.
+  const pending = new Set(ORIGINAL_MARKERS.map((m) => m.pattern));
+  let offset = 0;
+  let lines = 0;
+  for (const line of text.split('\n')) {
+    if (++lines > REPORT_LIMITS.noticeLines) break;
+    const probe = line.slice(0, REPORT_LIMITS.lineChars);
+    for (const pattern of pending) {
+      if (!pattern.test(probe)) continue;
+      if (offset > 0) return text.slice(0, offset);
+      pending.delete(pattern);
+    }
+    if (pending.size === 0) break;
+    offset += line.length + 1;
   }
-  return text.slice(0, end);
+  return text;
 }
 
 // Roles that write notices or receive complaints, never the recipient a notice is about, when
@@ -36,7 +48,10 @@ interface Hit {
 function hitsIn(notice: string, exclude: Set<string>): Hit[] {
   const hits: Hit[] = [];
   let offset = 0;
-  for (const line of notice.split('\n')) {
+  let lines = 0;
+  for (const whole of notice.split('\n')) {
+    if (++lines > REPORT_LIMITS.noticeLines || hits.length >= REPORT_LIMITS.recipients) break;
+    const line = whole.slice(0, REPORT_LIMITS.lineChars);
     for (const { pattern, strong, oneLine } of NOTICE_LEADS) {
       const m = pattern.exec(line);
       if (!m) continue;
@@ -46,7 +61,7 @@ function hitsIn(notice: string, exclude: Set<string>): Hit[] {
       hits.push({ address, index: offset, strong, line: oneLine ? line : undefined });
       break;
     }
-    offset += line.length + 1;
+    offset += whole.length + 1;
   }
   return hits;
 }
@@ -65,15 +80,16 @@ export function parseNotice(text: string, listed: string[], exclude: Set<string>
 
   if (listed.length > 0) {
     // The header is the authoritative list; the text only tells us where each one's reply is.
-    ordered = listed.map((address) => {
+    const lower = notice.toLowerCase();
+    ordered = listed.slice(0, REPORT_LIMITS.recipients).map((address) => {
       const found = first.get(address.toLowerCase());
-      const index = found ? found.index : mentionIndex(notice, address);
+      const index = found ? found.index : mentionIndex(notice, lower, address);
       return { address, index, strong: true, line: found?.line };
     });
   }
   const starts = ordered.map((h) => h.index).filter((i) => i >= 0).sort((a, b) => a - b);
   return ordered.map((h) => {
-    if (h.index < 0) return { address: h.address, block: notice };
+    if (h.index < 0) return { address: h.address, block: notice.slice(0, REPORT_LIMITS.classifyText) };
     if (h.line) return { address: h.address, block: h.line };
     const next = starts.find((i) => i > h.index) ?? notice.length;
     // The reply ends at the first paragraph break after it; what follows is boilerplate
@@ -84,12 +100,13 @@ export function parseNotice(text: string, listed: string[], exclude: Set<string>
     // RCPT TO: x@y"): read the whole notice instead.
     if (!/[A-Za-z]{3,}/.test(block.replace(ADDRESS_IN_TEXT, ''))) block = notice;
     else if (ordered.length === 1 && !/\b[45]\d\d\b|\b[45]\.\d\.\d/.test(block)) block = notice;
-    return { address: h.address, block };
+    // What is read about one recipient is bounded, however long the notice.
+    return { address: h.address, block: block.slice(0, REPORT_LIMITS.classifyText) };
   });
 }
 
-function mentionIndex(notice: string, address: string): number {
-  const i = notice.toLowerCase().indexOf(address.toLowerCase());
+function mentionIndex(notice: string, lower: string, address: string): number {
+  const i = lower.indexOf(address.toLowerCase());
   if (i < 0) return -1;
   return notice.lastIndexOf('\n', i) + 1;
 }

@@ -10,6 +10,8 @@ import { parseDeliveryStatus, type DsnRecipient } from './dsn.ts';
 import { decodeCharset, header, leaves, parseHeaders, parseMime, toLatin1Lf, type Header, type MimePart } from './mime.ts';
 import { parseNotice, noticeText, unquote } from './notice.ts';
 import { parseSesNotification } from './ses.ts';
+import { Parser } from 'htmlparser2';
+import { REPORT_LIMITS } from './limits.ts';
 import { looksLikeFailureNotice, noticeAction } from './signals.ts';
 import type { ParsedReport, ReportRecipient } from './types.ts';
 
@@ -31,9 +33,33 @@ function empty(kind: ParsedReport['kind'] = 'unknown'): ParsedReport {
   };
 }
 
+/**
+ * The text of an HTML part, tags replaced by spaces. htmlparser2's tokenizer reads each character
+ * once, where a pattern such as /<[^>]*>/g scans to the end from every unclosed "<".
+ */
+export function htmlToText(html: string): string {
+  const out: string[] = [];
+  let length = 0;
+  const parser = new Parser(
+    {
+      ontext(text) {
+        if (length >= REPORT_LIMITS.humanText) return;
+        out.push(text);
+        length += text.length;
+      },
+      onopentag: () => void out.push(' '),
+      onclosetag: () => void out.push(' '),
+    },
+    { decodeEntities: true },
+  );
+  // Markup is verbose: read up to four times the text we keep.
+  parser.end(html.slice(0, REPORT_LIMITS.humanText * 4));
+  return out.join('').replace(/\u00a0/g, ' ').slice(0, REPORT_LIMITS.humanText);
+}
+
 function partText(part: MimePart): string {
-  const text = decodeCharset(part.body, part.params.charset);
-  return part.contentType === 'text/html' ? text.replace(/<[^>]*>/g, ' ').replace(/&nbsp;/g, ' ') : text;
+  const text = decodeCharset(part.body.slice(0, REPORT_LIMITS.humanText * 4), part.params.charset);
+  return part.contentType === 'text/html' ? htmlToText(text) : text.slice(0, REPORT_LIMITS.humanText);
 }
 
 function humanPart(parts: MimePart[]): MimePart | null {
@@ -90,17 +116,21 @@ function recipient(address: string, action: string, diagnostic: string, status: 
     diagnostic: text,
     response: response.trim(),
     remoteMta,
+    explanation: c.explanation,
   };
 }
 
 function fromDsn(list: DsnRecipient[], notice: string): ReportRecipient[] {
   const out: ReportRecipient[] = [];
   const blocks = parseNotice(notice, list.map((r) => r.address).filter((a): a is string => a !== null), new Set());
+  // First block per address, looked up once per recipient (a scan per recipient is quadratic).
+  const blockOf = new Map<string, string>();
+  for (const b of blocks) if (!blockOf.has(b.address.toLowerCase())) blockOf.set(b.address.toLowerCase(), b.block);
   for (const r of list) {
     if (!r.address) continue;
     const action = r.action || 'failed';
     if (NOT_FAILED.has(action) || r.status?.startsWith('2')) continue;
-    const block = blocks.find((b) => b.address.toLowerCase() === r.address!.toLowerCase())?.block ?? '';
+    const block = blockOf.get(r.address.toLowerCase()) ?? '';
     // Gmail and Microsoft 365 leave the Diagnostic-Code thin and write the reply in the text.
     const diagnostic = /[A-Za-z]{4,}/.test(r.diagnostic) ? r.diagnostic : block || r.diagnostic;
     // A notice about one recipient is all about it: its transcript names the failing command,
@@ -212,7 +242,10 @@ function parse(raw: Buffer, depth = 0): ParsedReport {
     if (to && !exclude.has(to.toLowerCase())) entries.push({ address: to, block: noticeText(unquote(text)) });
   }
   if (entries.length === 0) return notice ? { ...report, kind: 'bounce' } : report;
-  const recipients = entries.map((e) => recipient(e.address, action, e.block, null, null, e.block));
+  // A notice about one recipient is all about it: its transcript may name the failing command
+  // outside the recipient's block ("-------SMTP command DATA").
+  const whole = entries.length === 1 ? noticeText(unquote(text)) : null;
+  const recipients = entries.map((e) => recipient(e.address, action, e.block, null, null, whole ?? e.block));
   return { ...report, kind: 'bounce', recipients };
 }
 
