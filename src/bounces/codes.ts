@@ -3,7 +3,9 @@
 
 // Local part without spaces or brackets; the domain either a dotted name or an address literal.
 // Anonymised samples use bare hosts like "localhost.localdomain", so no TLD list is applied.
-const ADDRESS = /[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+|\[[0-9A-Fa-f:.]+\])/;
+// The lookbehind starts a match only at the beginning of a run of local-part characters: a match
+// can never begin inside one, and without it a long run without "@" is scanned from every character.
+const ADDRESS = /(?<![A-Za-z0-9!#$%&'*+/=?^_`{|}~.-])[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+|\[[0-9A-Fa-f:.]+\])/;
 const ADDRESS_ONLY = new RegExp(`^${ADDRESS.source}$`);
 export const ADDRESS_IN_TEXT = new RegExp(ADDRESS.source, 'g');
 
@@ -22,12 +24,26 @@ export function cleanAddress(value: string | null | undefined): string | null {
   // RFC 5321 quoted local part: <"neko....nyaan...."@example.org>
   const quoted = QUOTED_LOCAL.exec(v);
   if (quoted) return quoted[0];
-  const angle = /<([^<>\s]+@[^<>\s]+)>/.exec(v);
+  const angle = /<([^<>\s@]+@[^<>\s]+)>/.exec(v);
   if (angle) v = angle[1]!;
-  v = v.replace(/^["'(<\s]+|[>"'),.;:\s]+$/g, '');
+  v = trimChars(v, LEADING_JUNK, TRAILING_JUNK);
   if (isValidAddress(v)) return v;
   const m = ADDRESS.exec(v);
-  return m && isValidAddress(m[0].replace(/^[.]+|[.]+$/g, '')) ? m[0].replace(/^[.]+|[.]+$/g, '') : null;
+  if (!m) return null;
+  const bare = trimChars(m[0], '.', '.');
+  return isValidAddress(bare) ? bare : null;
+}
+
+const LEADING_JUNK = `"'(< \t\n\r\f\v`;
+const TRAILING_JUNK = `>"'),.;: \t\n\r\f\v`;
+
+/** Strips characters of `lead` from the start and of `trail` from the end, by index (linear). */
+function trimChars(v: string, lead: string, trail: string): string {
+  let start = 0;
+  let end = v.length;
+  while (start < end && lead.includes(v[start]!)) start++;
+  while (end > start && trail.includes(v[end - 1]!)) end--;
+  return v.slice(start, end);
 }
 
 // Class 2/4/5, subject 0-7 (RFC 3463 §3.1), detail up to three digits. Not part of a longer

@@ -11,4 +11,5 @@ export type {
 export { classifyReply } from './classify.ts';
 export { parseReport } from './report.ts';
 export { toParseOutput, type ParseOutput } from './output.ts';
+export { formatExplanation, toExplainOutput, type ExplainOutput } from './explain.ts';
 export { REASONS, type Reason } from './rules.ts';

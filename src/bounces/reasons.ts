@@ -4,6 +4,7 @@
 // specific conditions ("mailbox full", "relay denied") come before the broad ones ("user
 // unknown", "rejected"): a 5.1.1 reply that says the mailbox is full is about a full mailbox.
 
+import type { SourceKey } from './sources.ts';
 import type { BounceType } from './types.ts';
 
 /** What each reason word means for the address, when the reply is permanent (class 5). */
@@ -46,19 +47,31 @@ export const REASONS = {
 export type Reason = keyof typeof REASONS;
 
 /**
- * One text rule: pattern → reason (and through REASONS, the bounce type), with the real replies
- * it was written for. `examples` are server replies as sent (anonymised, like the corpus); the
- * first is the one that motivated the rule. test/bounces/rules.test.ts runs every example
- * through classifyReply and expects this rule's reason and bounce type, and expects this rule,
- * not an earlier one, to be the first that matches: a reordering that shadows a rule fails.
+ * One wording of a text rule, with its evidence. `cites` names public documents (SOURCES) that
+ * state this wording or its meaning; `seen` names the corpus families in which the wording
+ * appears in a reply labelled with the rule's meaning (test/bounces/evidence.test.ts checks
+ * each). The leave-one-family-out measurement scores a family only with the terms that have a
+ * citation or were seen in another family.
+ */
+export interface Term {
+  pattern: RegExp;
+  cites: readonly SourceKey[];
+  seen: readonly string[];
+}
+
+/**
+ * One text rule: wordings → reason (and through REASONS, the bounce type), with the real
+ * replies it was written for. `examples` are server replies as sent (anonymised, like the
+ * corpus); the first is the one that motivated the rule. test/bounces/rules.test.ts runs every
+ * example through classifyReply and expects this rule's reason and bounce type, and expects this
+ * rule, not an earlier one, to be the first that matches: a reordering that shadows a rule fails.
  */
 export interface TextRule {
-  examples: readonly [string, ...string[]];
-  pattern: RegExp;
+  /** What the rule says, for `bounce explain` ("mailbox does not exist", "blocklist"). */
+  signal: string;
   reason: Reason;
-  /**
-   * Where the wording is published, for a rule about one provider's or one program's own text
-   * (test/bounces/rules-coverage.test.ts asks for it when a rule decides a single corpus file).
-   */
-  source?: string;
+  examples: readonly [string, ...string[]];
+  terms: readonly Term[];
+  /** All terms as one case-insensitive pattern. */
+  pattern: RegExp;
 }

@@ -2,7 +2,7 @@
 // text-rules.ts.
 import type { Reason } from './reasons.ts';
 
-export { REASONS, type Reason, type TextRule } from './reasons.ts';
+export { REASONS, type Reason, type Term, type TextRule } from './reasons.ts';
 export { TEXT_RULES } from './text-rules.ts';
 
 

@@ -1,5 +1,7 @@
 // Public shapes of the bounces capability (SPEC §5).
 
+import type { Explanation } from './classify.ts';
+
 export type BounceType = 'permanent' | 'transient' | 'blocked';
 
 export interface ReplyClassification {
@@ -34,6 +36,8 @@ export interface ReportRecipient {
    */
   response: string;
   remoteMta: string | null;
+  /** What the classifier saw and which rule decided (`mailsvc bounce explain`); absent for complaints. */
+  explanation?: Explanation;
 }
 
 export interface ParsedReport {

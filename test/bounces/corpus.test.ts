@@ -1,13 +1,31 @@
 // The corpus of real bounces, complaints and auto-replies scored as its README's "Scoring"
-// section defines (see scoring.ts), overall and for the standard formats.
+// section defines (see scoring.ts): with every rule, and leave-one-family-out — each family
+// scored with only the rule terms whose evidence is a public source or another family — which
+// is the honest estimate for mail of a format nobody here has seen.
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ParseOutput } from '../../src/bounces/index.ts';
-import { formatFigures, half, holdOut, loadManifest, parseCorpus, pct, score, type Figures, type ManifestEntry } from './scoring.ts';
+import {
+  formatFigures,
+  loadManifest,
+  parseCorpus,
+  parseLeaveOneFamilyOut,
+  pct,
+  score,
+  scoreByFamily,
+  type Figures,
+  type ManifestEntry,
+  type Miss,
+} from './scoring.ts';
 
-const FLOORS: Record<keyof Figures, number> = { suppression: 96, class: 88, status: 90, recipients: 95, kind: 100 };
-// Lower bounds for the hold-out estimate (a half scored without the rules only it motivated).
-const HOLD_OUT_GUARD: Record<keyof Figures, number> = { suppression: 94, class: 90, status: 90, recipients: 95, kind: 100 };
+type Floors = Record<Exclude<keyof Figures, 'falseSuppression'>, number>;
+// With every rule: never below the figures the classifier had before it was made general
+// (383/397, 378/395, 378/395, 100 %, 100 %).
+const ALL_RULES: Floors = { suppression: 96.47, class: 95.69, status: 95.69, recipients: 100, kind: 100 };
+// Leave-one-family-out, over the whole corpus.
+const UNSEEN: Floors = { suppression: 95, class: 90, status: 92, recipients: 97, kind: 100 };
+// Recipients classed permanent whose label is not a hard bounce, at most (leave-one-family-out).
+const MAX_FALSE_SUPPRESSION = 3;
 
 let manifest: ManifestEntry[];
 let outputs: Map<string, ParseOutput>;
@@ -17,12 +35,12 @@ beforeAll(async () => {
   outputs = await parseCorpus(manifest);
 });
 
-function expectFloors(name: string, entries: ManifestEntry[]) {
-  const { figures, misses } = score(entries, outputs);
-  console.log(formatFigures(name, figures));
-  const failing = (Object.keys(FLOORS) as (keyof Figures)[]).filter((k) => pct(figures[k]) < FLOORS[k]);
-  if (failing.length > 0) for (const m of misses) console.log(`  miss ${m.figure} ${m.file}: ${m.detail}`);
-  expect(failing).toEqual([]);
+function failingFloors(figures: Figures, floors: Floors): string[] {
+  return (Object.keys(floors) as (keyof Floors)[]).filter((k) => pct(figures[k]) < floors[k]).map((k) => `${k} ${pct(figures[k]).toFixed(2)}% < ${floors[k]}%`);
+}
+
+function printMisses(misses: Miss[]) {
+  for (const m of misses) console.log(`  miss ${m.figure} ${m.file}: ${m.detail}`);
 }
 
 describe('bounce corpus', () => {
@@ -31,29 +49,31 @@ describe('bounce corpus', () => {
     expect(manifest.length).toBeGreaterThan(300);
   });
 
-  it('meets the floors overall', () => {
-    expectFloors('overall', manifest);
-    const { misses } = score(manifest, outputs);
-    const byFamily = new Map<string, number>();
-    for (const m of misses) byFamily.set(m.family, (byFamily.get(m.family) ?? 0) + 1);
-    console.log(`misses by family: ${[...byFamily].sort((a, b) => b[1] - a[1]).map(([f, n]) => `${f} ${n}`).join(', ')}`);
+  it('meets the floors with every rule', () => {
+    const { figures, misses } = score(manifest, outputs);
+    console.log(formatFigures('all rules', figures));
+    const failing = failingFloors(figures, ALL_RULES);
+    if (failing.length > 0) printMisses(misses);
+    expect(failing).toEqual([]);
   });
 
-  // Hold-out estimate for messages nobody here has seen: each half scored with all rules, and
-  // with only the rules the other half motivated (see holdOut in scoring.ts).
-  for (const [name, parity] of [['even', 0], ['odd', 1]] as const) {
-    it(`meets the floors on the ${name}-numbered half, and with the other half's rules only`, async () => {
-      expectFloors(`${name} half`, half(manifest, parity));
-      const held = await holdOut(manifest, parity);
-      console.log(formatFigures(`${name} half, rules of the other half only`, held));
-      // A guard, not the acceptance floor: this is the honest estimate for unseen messages
-      // (docs/BOUNCES.md reports it), and it sits below the corpus floor for suppression.
-      const failing = (Object.keys(HOLD_OUT_GUARD) as (keyof Figures)[]).filter((k) => pct(held[k]) < HOLD_OUT_GUARD[k]);
-      expect(failing).toEqual([]);
-    });
-  }
+  it('meets the floors leave-one-family-out, with at most 3 % false suppression', async () => {
+    const unseen = await parseLeaveOneFamilyOut(manifest);
+    const { figures, misses } = score(manifest, unseen);
+    const lines = [formatFigures('leave-one-family-out', figures)];
+    for (const [family, f] of scoreByFamily(manifest, unseen)) lines.push(formatFigures(`  ${family}`, f));
+    console.log(lines.join('\n'));
+    const failing = failingFloors(figures, UNSEEN);
+    if (pct(figures.falseSuppression) > MAX_FALSE_SUPPRESSION) failing.push(`false suppression ${pct(figures.falseSuppression).toFixed(2)}% > ${MAX_FALSE_SUPPRESSION}%`);
+    if (failing.length > 0 || process.env.BOUNCE_MISSES) printMisses(misses);
+    expect(failing).toEqual([]);
+  });
 
   for (const family of ['rfc3464', 'arf', 'rfc3834']) {
-    it(`meets the floors for ${family}`, () => expectFloors(family, manifest.filter((m) => m.family === family)));
+    it(`meets the floors for ${family}`, () => {
+      const { figures } = score(manifest.filter((m) => m.family === family), outputs);
+      console.log(formatFigures(family, figures));
+      expect(failingFloors(figures, ALL_RULES)).toEqual([]);
+    });
   }
 });

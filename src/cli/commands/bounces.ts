@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { parseReport, toParseOutput } from '../../bounces/index.ts';
+import { formatExplanation, parseReport, toExplainOutput, toParseOutput } from '../../bounces/index.ts';
 
 /** Why a file could not be read, in the words an operator expects. */
 function readError(file: string, err: NodeJS.ErrnoException): string {
@@ -10,6 +10,23 @@ function readError(file: string, err: NodeJS.ErrnoException): string {
   return `${file}: ${err.message}`;
 }
 
+/** Reads and parses each file, printing what `print` makes of it; unreadable files fail at the end. */
+async function eachReport(files: string[], print: (file: string, report: Awaited<ReturnType<typeof parseReport>>) => string): Promise<void> {
+  // Pure parsing: no configuration or database is opened, so it runs anywhere.
+  const unreadable: string[] = [];
+  for (const file of files) {
+    let raw: Buffer;
+    try {
+      raw = await readFile(file);
+    } catch (err) {
+      unreadable.push(readError(file, err as NodeJS.ErrnoException));
+      continue;
+    }
+    process.stdout.write(`${print(file, await parseReport(raw))}\n`);
+  }
+  if (unreadable.length > 0) throw new Error(`cannot read ${unreadable.join('; ')}`);
+}
+
 export function registerBounceCommands(program: Command): void {
   const bounce = program.command('bounce').description('bounce and complaint reports');
 
@@ -17,19 +34,20 @@ export function registerBounceCommands(program: Command): void {
     .command('parse <files...>')
     .description('parse DSN, ARF, auto-reply or notice files; one JSON line per file')
     .option('--json', 'print JSON (always on: one JSON line per file)')
-    .action(async (files: string[]) => {
-      // Pure parsing: no configuration or database is opened, so it runs anywhere.
-      const unreadable: string[] = [];
-      for (const file of files) {
-        let raw: Buffer;
-        try {
-          raw = await readFile(file);
-        } catch (err) {
-          unreadable.push(readError(file, err as NodeJS.ErrnoException));
-          continue;
-        }
-        process.stdout.write(`${JSON.stringify(toParseOutput(file, await parseReport(raw)))}\n`);
-      }
-      if (unreadable.length > 0) throw new Error(`cannot read ${unreadable.join('; ')}`);
+    .option('--explain', 'print, per recipient, the signals found and the rule that decided (as `bounce explain`)')
+    .action(async (files: string[], opts: { explain?: boolean; json?: boolean }) => {
+      if (opts.explain) return eachReport(files, (file, report) => explainText(file, report, opts.json));
+      return eachReport(files, (file, report) => JSON.stringify(toParseOutput(file, report)));
     });
+
+  bounce
+    .command('explain <files...>')
+    .description('per recipient: the signals found (status, reply code, command, words) and the rule that decided')
+    .option('--json', 'one JSON line per file instead of text')
+    .action(async (files: string[], opts: { json?: boolean }) => eachReport(files, (file, report) => explainText(file, report, opts.json)));
+}
+
+function explainText(file: string, report: Awaited<ReturnType<typeof parseReport>>, json?: boolean): string {
+  const out = toExplainOutput(file, report);
+  return json ? JSON.stringify(out) : formatExplanation(out);
 }
