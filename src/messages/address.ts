@@ -29,18 +29,47 @@ function checkAddress(raw: string): { address: string; domain: string } | Addres
   return { address: `${local}@${domain}`, domain };
 }
 
-/** Parses `addr@domain` or `Name <addr@domain>` (the name may be quoted). */
+const isSpace = (c: string) => c.trim() === '';
+
+/**
+ * `"quoted name"` with its backslash escapes removed, or null when the text is not exactly one
+ * quoted string. Scanned by index: a pattern such as `"(?:[^"\\]|\\.)*"` next to optional
+ * spaces backtracks over long runs of spaces, and the API takes a thousand addresses per request.
+ */
+function unquote(text: string): string | null {
+  let out = '';
+  for (let i = 1; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\\') {
+      if (i + 1 >= text.length - 1) return null;
+      out += text[++i];
+    } else if (c === '"') {
+      return i === text.length - 1 ? out : null;
+    } else {
+      out += c;
+    }
+  }
+  return null;
+}
+
+/**
+ * Parses `addr@domain` or `Name <addr@domain>` (the name may be quoted). Every step is a scan
+ * from one end, linear in the input.
+ */
 export function parseMailbox(input: string): Mailbox | AddressProblem {
   if (/[\r\n]/.test(input)) return { problem: 'must not contain line breaks' };
   const text = input.trim();
-  const angle = /^(?<name>"(?:[^"\\]|\\.)*"|[^<>"]*?)\s*<(?<addr>[^<>\s]+)>$/.exec(text);
   let name: string | null = null;
   let raw = text;
-  if (angle?.groups) {
-    const n = angle.groups.name.trim();
-    name = n.startsWith('"') ? n.slice(1, -1).replace(/\\(.)/g, '$1') : n;
-    if (name === '') name = null;
-    raw = angle.groups.addr;
+  const lt = text.endsWith('>') ? text.lastIndexOf('<') : -1;
+  if (lt >= 0) {
+    raw = text.slice(lt + 1, -1);
+    let end = lt;
+    while (end > 0 && isSpace(text[end - 1])) end--;
+    const display = text.slice(0, end);
+    const parsedName = display.startsWith('"') ? unquote(display) : /[<>"]/.test(display) ? null : display;
+    if (parsedName === null || raw === '' || /[<>\s]/.test(raw)) return { problem: 'is not a single address' };
+    name = parsedName.trim() === '' ? null : display.startsWith('"') ? parsedName : parsedName.trim();
   } else if (/[<>"\s,;]/.test(text)) {
     return { problem: 'is not a single address' };
   }
