@@ -6,19 +6,22 @@ import type { TokenCodec } from '../tokens/index.ts';
 import type { Correlation } from './plan.ts';
 import type { InboundTarget } from './policy.ts';
 
-const uncorrelated = (note: string): Correlation => ({ proof: null, message: null, pinned: null, recipients: [], note });
+const uncorrelated = (note: string): Correlation => ({ proof: null, message: null, pinned: null, note });
 
 async function byRecipientId(db: Conn, id: number, proof: 'verp' | 'unsubscribe'): Promise<Correlation> {
   const found = await inboundRepo.recipientWithMessage(db, id);
   if (!found) return uncorrelated(`token names recipient ${id}, which no longer exists`);
-  return { proof, message: found.message, pinned: found.recipient, recipients: [], note: '' };
+  return { proof, message: found.message, pinned: found.recipient, note: '' };
 }
 
 /**
- * Ties a report to our mail, with proof (SPEC §5): the signed token of the address it came to,
- * else — for fbl@ — the VERP sender in the quoted original's Return-Path, else our exact
- * original Message-ID. Nothing weaker (From: domain, subject, a similar Message-ID) counts:
- * anyone can write those into a fake report.
+ * Ties a report to our mail and to one recipient of it, with proof (SPEC §5): the signed token
+ * of the address it came to, else — for fbl@ — the VERP sender in the quoted original's
+ * Return-Path, else our exact original Message-ID, which pins a recipient only when the message
+ * had one. Every recipient (Bcc included) sees the Message-ID, so for a message to several it
+ * proves the report is about our mail, not about whom: one recipient could otherwise report the
+ * others. Nothing weaker (From: domain, subject, a similar Message-ID) counts: anyone can write
+ * those into a fake report.
  */
 export async function correlate(db: Conn, target: InboundTarget, report: ParsedReport, verp: TokenCodec): Promise<Correlation> {
   switch (target.kind) {
@@ -42,5 +45,9 @@ export async function correlate(db: Conn, target: InboundTarget, report: ParsedR
   if (messages.length === 0) return uncorrelated(`Message-ID ${messageId} is not one of ours`);
   if (messages.length > 1) return uncorrelated(`Message-ID ${messageId} matches more than one message`);
   const message = messages[0]!;
-  return { proof: 'message_id', message, pinned: null, recipients: await inboundRepo.recipientsOf(db, message.id), note: '' };
+  const recipients = await inboundRepo.recipientsOf(db, message.id, 2);
+  if (recipients.length !== 1) {
+    return { proof: 'message_id', message, pinned: null, note: `Message-ID ${messageId} is of a message with several recipients, so it proves none of them` };
+  }
+  return { proof: 'message_id', message, pinned: recipients[0]!, note: '' };
 }

@@ -6,17 +6,21 @@ import type { InboundTarget } from './policy.ts';
 
 /**
  * What a report does, decided without I/O from the parsed report and what it was correlated
- * with (SPEC §5): effects need proof that the report is about our mail.
+ * with (SPEC §5): effects need proof that the report is about our mail and about that
+ * recipient, and apply only to a recipient we actually tried to deliver to.
  */
 
 export interface Correlation {
+  /** How the report was tied to our mail; null when it was not. */
   proof: InboundProof | null;
   message: MessageRow | null;
-  /** The recipient row a token names (VERP, unsubscribe); reports naming others are ignored. */
+  /**
+   * The one recipient row the proof names: a token's (VERP, unsubscribe), or the only recipient
+   * of a message found by its Message-ID. Null when the proof names no recipient (a Message-ID
+   * of a message sent to several): the report is then stored with no effect.
+   */
   pinned: RecipientRow | null;
-  /** Every recipient of the message, when the proof is its Message-ID. */
-  recipients: RecipientRow[];
-  /** Why there is no proof, for the stored summary. */
+  /** Why there is no proof or no recipient, for the stored summary. */
   note: string;
 }
 
@@ -49,26 +53,24 @@ const none = (outcome: InboundOutcome, summary: string): Plan => ({ outcome, eff
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /**
- * The rows a report's recipients name. A token pins one row: the report may name it (or, for a
- * redacted complaint, nobody), never another address. A Message-ID gives the message: each
- * named address is looked up among its recipients; a complaint naming nobody about a message
- * with exactly one recipient can only be about that one.
+ * The row a report's recipients name, among the one the proof pins: the report may name it (or,
+ * for a redacted complaint, nobody), never another address.
  */
-function matchRows(named: string[], c: Correlation, allowUnnamed: boolean): RecipientRow[] {
-  if (c.pinned) {
-    if (named.length === 0) return allowUnnamed ? [c.pinned] : [];
-    return named.some((a) => same(a, c.pinned!.address)) ? [c.pinned] : [];
-  }
-  if (named.length === 0) return allowUnnamed && c.recipients.length === 1 ? [c.recipients[0]!] : [];
-  const rows = new Map<number, RecipientRow>();
-  for (const a of named) {
-    const row = c.recipients.find((r) => same(r.address, a));
-    if (row) rows.set(row.id, row);
-  }
-  return [...rows.values()];
+function matchRow(named: string[], pinned: RecipientRow, allowUnnamed: boolean): RecipientRow | null {
+  if (named.length === 0) return allowUnnamed ? pinned : null;
+  return named.some((a) => same(a, pinned.address)) ? pinned : null;
 }
 
-function bouncePlan(report: ParsedReport, c: Correlation): Plan {
+// Statuses of a recipient we have not tried to deliver to: nothing about it can have come back.
+// A queued row with attempts behind it was deferred and is waiting for its next try.
+const NOT_SENT = new Set(['scheduled', 'queued', 'suppressed', 'canceled']);
+
+/** Whether we ever handed mail for this recipient to a remote server (SPEC §5). */
+export function attempted(row: RecipientRow): boolean {
+  return !NOT_SENT.has(row.status) || row.attempts > 0;
+}
+
+function bouncePlan(report: ParsedReport, pinned: RecipientRow): Plan {
   // A success DSN (Action: delivered/relayed/expanded) lists no failed recipient.
   const failed = report.recipients.filter((r) => r.action === 'failed' || r.action === 'delayed');
   if (failed.length === 0) return none('no_effect', 'delivery report without a failed or delayed recipient');
@@ -77,7 +79,7 @@ function bouncePlan(report: ParsedReport, c: Correlation): Plan {
   for (const r of failed) {
     // A forwarded address fails under its new name; Original-Recipient still names ours.
     const named = r.originalRecipient ? [r.address, r.originalRecipient] : [r.address];
-    const [row] = matchRows(named, c, false);
+    const row = matchRow(named, pinned, false);
     if (!row || seen.has(row.id)) continue;
     seen.add(row.id);
     effects.push({ type: 'bounce', recipient: row, bounceType: r.bounceType, final: r.action === 'failed', provider: bounceProvider(report, r) });
@@ -95,11 +97,12 @@ function bounceProvider(report: ParsedReport, r: ReportRecipient): ProviderRepor
   };
 }
 
-function complaintPlan(report: ParsedReport, c: Correlation, ctx: PlanContext): Plan {
+function complaintPlan(report: ParsedReport, pinned: RecipientRow, ctx: PlanContext): Plan {
   const type = report.feedbackType ?? 'other';
   const optOut = type === 'opt-out';
   if (!optOut && !COMPLAINT_TYPES.has(type)) return none('no_effect', `feedback type ${type}: stored, no event`);
-  const rows = matchRows(report.recipients.map((r) => r.address), c, true);
+  const row = matchRow(report.recipients.map((r) => r.address), pinned, true);
+  const rows = row ? [row] : [];
   if (rows.length === 0) {
     return none('no_effect', `complaint names ${report.recipients.map((r) => r.address).join(', ') || 'nobody'}, not a recipient it proves`);
   }
@@ -121,11 +124,10 @@ function complaintPlan(report: ParsedReport, c: Correlation, ctx: PlanContext): 
   return { outcome: 'applied', effects, summary: effects.map(describe).join('; ') };
 }
 
-function unsubscribePlan(report: ParsedReport, c: Correlation, ctx: PlanContext): Plan {
+function unsubscribePlan(report: ParsedReport, recipient: RecipientRow, ctx: PlanContext): Plan {
   // An out-of-office answer to the unsubscribe address or a bounce sent to it is nobody's request.
   if (report.kind === 'autoreply') return none('no_effect', 'auto-reply sent to the unsubscribe address');
   if (ctx.mailFrom === '') return none('no_effect', 'null-sender mail to the unsubscribe address');
-  const recipient = c.pinned!;
   const effect: Effect = {
     type: 'unsubscribe',
     recipient,
@@ -150,12 +152,16 @@ function describe(e: Effect): string {
 export function planEffects(report: ParsedReport, c: Correlation, ctx: PlanContext): Plan {
   if (ctx.target.kind === 'postmaster') return none('no_effect', 'mail to postmaster is stored for the operator');
   if (!c.proof) return none('uncorrelated', c.note);
-  if (ctx.target.kind === 'unsubscribe') return unsubscribePlan(report, c, ctx);
+  const pinned = c.pinned;
+  if (!pinned) return none('no_effect', c.note);
+  // A report about mail we never sent to that recipient is forged or about someone else's mail.
+  if (!attempted(pinned)) return none('no_effect', `${pinned.address} was never attempted (${pinned.status}): no effect`);
+  if (ctx.target.kind === 'unsubscribe') return unsubscribePlan(report, pinned, ctx);
   switch (report.kind) {
     case 'bounce':
-      return bouncePlan(report, c);
+      return bouncePlan(report, pinned);
     case 'complaint':
-      return complaintPlan(report, c, ctx);
+      return complaintPlan(report, pinned, ctx);
     case 'autoreply':
       return none('no_effect', 'auto-reply (RFC 3834), not a bounce');
     default:

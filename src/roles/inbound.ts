@@ -1,4 +1,4 @@
-import { ReturnPathDomains } from '../inbound/domains.ts';
+import { ReturnPathDomains } from '../domains/return-path.ts';
 import { startInboundListener } from '../inbound/server.ts';
 import { loadTlsCredentials } from '../tls/certificates.ts';
 import type { RoleStarter } from './types.ts';

@@ -60,7 +60,9 @@ export const inboundRepo = {
   /** Messages whose Message-ID header is exactly `header` (at most two: more is ambiguous anyway). */
   messagesByMessageId: (db: Conn, header: string): Promise<MessageRow[]> =>
     db('messages').where({ message_id_header: header }).orderBy('id').limit(2),
-  recipientsOf: (db: Conn, messageId: number): Promise<RecipientRow[]> => db('recipients').where({ message_id: messageId }).orderBy('id'),
+  /** The first `limit` recipient rows of a message (two tell whether it had exactly one). */
+  recipientsOf: (db: Conn, messageId: number, limit: number): Promise<RecipientRow[]> =>
+    db('recipients').where({ message_id: messageId }).orderBy('id').limit(limit),
   /** Raw reports are message bodies: pruned with them after `retention.days`. */
   prune: (db: Conn, before: number): Promise<number> => db('inbound_reports').where('received_at', '<', before).delete(),
 };
