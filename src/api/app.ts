@@ -3,7 +3,9 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../services.ts';
 import { installAuth } from './auth.ts';
-import { installErrorHandling } from './errors.ts';
+import { clientError, frameworkError, installErrorHandling } from './errors.ts';
+import { installCanonicalIds } from './ids.ts';
+import { installJsonParser } from './json.ts';
 import { buildValidator } from './validation.ts';
 import { ErrorBody } from './schemas/common.ts';
 import { domainRoutes } from './routes/v1/domains.ts';
@@ -26,12 +28,19 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     bodyLimit: config.http.bodyLimit,
     trustProxy: true,
     return503OnClosing: true,
+    // Suppression entries carry an address in the path (up to 320 characters, more when
+    // percent-encoded); Fastify's default of 100 would refuse long but valid ones.
+    routerOptions: { maxParamLength: 1000 },
+    frameworkErrors: (err, _request, reply) => frameworkError(err, reply),
+    clientErrorHandler: clientError,
     schemaController: { compilersFactory: { buildValidator } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app, config.http.bodyLimit);
+  installCanonicalIds(app);
   // Only JSON bodies: anything else is a 415, not a string handed to the JSON schema.
   app.removeContentTypeParser('text/plain');
+  installJsonParser(app);
   app.addSchema(ErrorBody);
 
   app.addHook('onResponse', async (request, reply) => {

@@ -1,4 +1,5 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { ErrorObject } from 'ajv';
 import { ServiceError } from '../core/errors.ts';
 
@@ -13,29 +14,34 @@ function branchTypes(schemas: { type?: string; items?: { type?: string } }[]): s
     .join(' or ');
 }
 
+const NOUNS: Record<string, string> = { body: 'field', querystring: 'query parameter', headers: 'header', params: 'path parameter' };
+
 /** One sentence naming the field and the problem, e.g. ``Missing required field `subject` ``. */
 export function validationMessage(errors: ErrorObject[], context: string): string {
   const e = errors.find((x) => x.keyword === 'anyOf' || x.keyword === 'oneOf') ?? errors[0];
   const path = field(e.instancePath);
-  const where = context === 'body' ? '' : ` in the ${context === 'querystring' ? 'query string' : context}`;
+  const noun = NOUNS[context] ?? 'field';
+  const subject = `${noun[0].toUpperCase()}${noun.slice(1)} \`${path}\``;
   switch (e.keyword) {
     case 'required':
-      return `Missing required field \`${named(path, (e.params as { missingProperty: string }).missingProperty)}\`${where}`;
+      return `Missing required ${noun} \`${named(path, (e.params as { missingProperty: string }).missingProperty)}\``;
     case 'additionalProperties':
-      return `Unknown field \`${named(path, (e.params as { additionalProperty: string }).additionalProperty)}\`${where}`;
+      return `Unknown ${noun} \`${named(path, (e.params as { additionalProperty: string }).additionalProperty)}\``;
     case 'type':
       return path
-        ? `Field \`${path}\` must be ${article((e.params as { type: string }).type)}${where}`
+        ? `${subject} must be ${article((e.params as { type: string }).type)}`
         : `The request ${context} must be ${article(`JSON ${(e.params as { type: string }).type}`)}`;
     case 'anyOf':
     case 'oneOf':
-      return `Field \`${path}\` must be ${branchTypes((e.parentSchema?.[e.keyword] ?? []) as { type?: string }[])}${where}`;
+      return `${subject} must be ${branchTypes((e.parentSchema?.[e.keyword] ?? []) as { type?: string }[])}`;
     case 'enum':
-      return `Field \`${path}\` must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}${where}`;
+      return `${subject} must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
     case 'const':
-      return `Field \`${path}\` must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}${where}`;
+      return `${subject} must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
+    case 'pattern':
+      return `${subject} is not in the expected form`;
     default:
-      return `Field \`${path || context}\` ${e.message ?? 'is invalid'}${where}`;
+      return `${path ? subject : `The request ${context}`} ${e.message ?? 'is invalid'}`;
   }
 }
 
@@ -45,7 +51,39 @@ const FASTIFY_MESSAGES: Record<string, (err: FastifyError, bodyLimit: number) =>
   FST_ERR_CTP_BODY_TOO_LARGE: (_e, limit) => `Request body exceeds the limit of ${limit} bytes`,
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => 'Unsupported Content-Type; send application/json',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'Content-Length does not match the body',
+  FST_ERR_CTP_INVALID_CONTENT_TYPE: () => 'Content-Type is not a valid media type',
+  FST_ERR_BAD_URL: () => 'The request path is not valid percent-encoding',
 };
+
+const MAX_ECHOED_PATH = 200;
+
+/** Errors Fastify raises before a route is found: bad percent-encoding, an over-long parameter. */
+export function frameworkError(err: FastifyError, reply: FastifyReply): void {
+  // No id is longer than the router's parameter limit, so what was asked for does not exist.
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') reply.code(404).send({ error: 'Not found' });
+  else reply.code(400).send({ error: FASTIFY_MESSAGES[err.code ?? ''] ? FASTIFY_MESSAGES[err.code](err, 0) : 'Bad request' });
+}
+
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timed out'],
+  HPE_HEADER_OVERFLOW: [431, 'Request headers are too large'],
+};
+
+/**
+ * Requests Node's HTTP parser cannot read (a broken request line, oversized headers) never reach
+ * Fastify; the answer is still `{"error": ...}`, then the connection closes.
+ */
+export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Malformed HTTP request'];
+  const body = JSON.stringify({ error: message });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${message}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
 
 /** The one place where errors become `{"error": sentence}` responses. */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
@@ -54,7 +92,10 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       return reply.code(err.status).headers(err.headers).send({ error: err.message });
     }
     if (err.validation) {
-      return reply.code(422).send({ error: validationMessage(err.validation as ErrorObject[], err.validationContext ?? 'body') });
+      const context = err.validationContext ?? 'body';
+      // Ids and names in paths that do not validate name nothing that exists (SPEC §3).
+      if (context === 'params') return reply.code(404).send({ error: 'Not found' });
+      return reply.code(422).send({ error: validationMessage(err.validation as ErrorObject[], context) });
     }
     const known = err.code ? FASTIFY_MESSAGES[err.code] : undefined;
     if (known) return reply.code(err.statusCode ?? 400).send({ error: known(err, bodyLimit) });
@@ -68,7 +109,9 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     return reply.code(500).send({ error: 'Internal server error' });
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ error: `Not found: ${request.method} ${request.url.split('?')[0]}` }),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const shown = path.length > MAX_ECHOED_PATH ? `${path.slice(0, MAX_ECHOED_PATH)}...` : path;
+    return reply.code(404).send({ error: `Not found: ${request.method} ${shown}` });
+  });
 }

@@ -1,4 +1,5 @@
 import { invalid } from '../core/errors.ts';
+import { isCanonicalId } from './ids.ts';
 
 /** Keyset cursors are opaque to clients: base64url of the last id seen. */
 export const encodeCursor = (id: number): string => Buffer.from(`id:${id}`).toString('base64url');
@@ -6,7 +7,7 @@ export const encodeCursor = (id: number): string => Buffer.from(`id:${id}`).toSt
 export function decodeCursor(cursor: string | undefined): number | null {
   if (!cursor) return null;
   const match = /^id:(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match) throw invalid('Field `cursor` is not a cursor this API returned');
+  if (!match || !isCanonicalId(match[1])) throw invalid('Query parameter `cursor` is not a cursor this API returned');
   return Number(match[1]);
 }
 

@@ -50,7 +50,7 @@ export class DomainService {
     const name = normaliseDomainName(input);
     if (!name) throw invalid(`Field \`name\` must be a fully qualified domain name, got "${input}"`);
     const { db, clock } = this.deps;
-    if (await domainsRepo.byName(db, name)) throw conflict(`Domain ${name} is already registered`);
+    if (await domainsRepo.byName(db, name)) throw conflict(`Domain ${name} is not available`);
     const key = await generateDkimKey();
     const now = clock.now();
     return domainsRepo.insert(db, {

@@ -58,9 +58,10 @@ describe.each(STORES)('authentication and error bodies (%s)', (kind) => {
     expect(big.status).toBe(413);
     expect(big.body).toStrictEqual({ error: 'Request body exceeds the limit of 4096 bytes' });
 
+    // SPEC §3: an id that is not a canonical decimal integer names nothing.
     const badId = await server.api('GET', '/domains/abc', { key: apiKey });
-    expect(badId.status).toBe(422);
-    expect(Object.keys(badId.body)).toStrictEqual(['error']);
+    expect(badId.status).toBe(404);
+    expect(badId.body).toStrictEqual({ error: 'Not found' });
   });
 
   it('serves health, metrics and an OpenAPI document generated from the routes', async () => {

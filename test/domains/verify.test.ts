@@ -98,7 +98,7 @@ describe.each(STORES)('domain records and verification (%s)', (kind) => {
     expect((await server.api('POST', '/domains', { key: apiKey, body: { name: 'dup.test' } })).status).toBe(201);
     const again = await server.api('POST', '/domains', { key: apiKey, body: { name: 'DUP.test.' } });
     expect(again.status).toBe(409);
-    expect(again.body).toStrictEqual({ error: 'Domain dup.test is already registered' });
+    expect(again.body).toStrictEqual({ error: 'Domain dup.test is not available' });
     const bad = await server.api('POST', '/domains', { key: apiKey, body: { name: 'not a domain' } });
     expect(bad.status).toBe(422);
     expect(bad.body.error).toMatch(/`name`/);

@@ -14,7 +14,7 @@ import { Email, EmailSummary, ListEmailsQuery, SendBody, SendResponse } from '..
 const tags = ['emails'];
 
 function oneOf(field: string, value: string | undefined, allowed: readonly string[]): string | undefined {
-  if (value !== undefined && !allowed.includes(value)) throw invalid(`Field \`${field}\` must be one of: ${allowed.join(', ')}`);
+  if (value !== undefined && !allowed.includes(value)) throw invalid(`Query parameter \`${field}\` must be one of: ${allowed.join(', ')}`);
   return value;
 }
 
