@@ -1,17 +1,27 @@
 import type { Clock } from '../core/ports.ts';
 
+interface Entry<V> {
+  value: Promise<V>;
+  expires: number;
+  /** Known once the value has loaded. */
+  weight: number;
+}
+
 /**
  * A small bounded cache of promises with a time to live. Concurrent callers for one key share
  * one load (200 recipients of one message build its MIME once; 200 recipients at one domain
  * share one MX lookup); a failed load is forgotten at once so the next caller tries again.
+ * Bounded by entries and, with `weigh`, by the total weight (bytes) of what is kept.
  */
 export class TtlCache<V> {
-  private readonly entries = new Map<string, { value: Promise<V>; expires: number }>();
+  private readonly entries = new Map<string, Entry<V>>();
+  private weight = 0;
 
   constructor(
     private readonly clock: Clock,
     private readonly ttlMs: number,
     private readonly maxEntries: number,
+    private readonly limit: { weigh: (value: V) => number; maxWeight: number } | null = null,
   ) {}
 
   get(key: string, load: () => Promise<V>, keep: (value: V) => boolean = () => true): Promise<V> {
@@ -23,23 +33,41 @@ export class TtlCache<V> {
       this.entries.set(key, hit);
       return hit.value;
     }
-    const value = load();
-    this.entries.set(key, { value, expires: now + this.ttlMs });
-    value.then(
+    if (hit) this.remove(key);
+    const entry: Entry<V> = { value: load(), expires: now + this.ttlMs, weight: 0 };
+    this.entries.set(key, entry);
+    entry.value.then(
       (v) => {
-        if (!keep(v)) this.forget(key, value);
+        if (!keep(v)) return this.forget(key, entry);
+        if (!this.limit || this.entries.get(key) !== entry) return;
+        entry.weight = this.limit.weigh(v);
+        this.weight += entry.weight;
+        this.evict(this.limit.maxWeight);
       },
-      () => this.forget(key, value),
+      () => this.forget(key, entry),
     );
-    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    return value;
+    this.evict(Infinity);
+    return entry.value;
   }
 
   clear(): void {
     this.entries.clear();
+    this.weight = 0;
   }
 
-  private forget(key: string, value: Promise<V>): void {
-    if (this.entries.get(key)?.value === value) this.entries.delete(key);
+  /** Least recently used first, until both bounds hold; callers holding a promise keep it. */
+  private evict(maxWeight: number): void {
+    while (this.entries.size > this.maxEntries || (this.weight > maxWeight && this.entries.size > 0)) {
+      this.remove(this.entries.keys().next().value!);
+    }
+  }
+
+  private remove(key: string): void {
+    this.weight -= this.entries.get(key)?.weight ?? 0;
+    this.entries.delete(key);
+  }
+
+  private forget(key: string, entry: Entry<V>): void {
+    if (this.entries.get(key) === entry) this.remove(key);
   }
 }

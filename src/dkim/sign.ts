@@ -160,7 +160,8 @@ export function normaliseMessage(raw: Buffer): Buffer {
   return Buffer.from(out, 'latin1');
 }
 
-function splitMessage(message: Buffer): { head: Buffer; body: Buffer } {
+/** Header block (with its last CRLF) and body of a normalised message. */
+export function splitMessage(message: Buffer): { head: Buffer; body: Buffer } {
   const index = message.indexOf(CRLF + CRLF, 0, 'latin1');
   if (index < 0) return { head: message, body: Buffer.alloc(0) };
   return { head: message.subarray(0, index + 2), body: message.subarray(index + 4) };
@@ -182,23 +183,23 @@ function privateKeyOf(pem: string): KeyObject {
   return key;
 }
 
+/** The relaxed body hash (bh=) of a normalised body given in pieces. */
+export function dkimBodyHash(body: Buffer[]): string {
+  const hasher = dkimBody('relaxed', 'sha256', false);
+  for (const chunk of body) hasher.update(chunk);
+  return hasher.digest('base64');
+}
+
 /**
- * Signs with RSA-SHA256, relaxed/relaxed, and returns the normalised message with the
- * DKIM-Signature field prepended. Fields are signed bottom-up, every instance present, as
+ * The DKIM-Signature field (with its CRLF) for a normalised header block and the hash of its
+ * body, RSA-SHA256, relaxed/relaxed. Fields are signed bottom-up, every instance present, as
  * RFC 6376 §5.4.2 asks, so verifiers pick the same instances.
  */
-export async function signMessage(raw: Buffer, opts: DkimSignOptions): Promise<Buffer> {
-  const message = normaliseMessage(raw);
-  const { head, body } = splitMessage(message);
+export function dkimSignatureField(head: Buffer, bodyHash: string, opts: DkimSignOptions): Buffer {
   const privateKey = privateKeyOf(opts.privateKeyPem);
   if (privateKey.asymmetricKeyType !== 'rsa') {
     throw new Error(`DKIM key for ${opts.domain} is ${privateKey.asymmetricKeyType}, expected rsa`);
   }
-
-  const hasher = dkimBody('relaxed', 'sha256', false);
-  hasher.update(body);
-  const bodyHash = hasher.digest('base64');
-
   const wanted = new Set((opts.headerFields ?? DEFAULT_SIGNED_FIELDS).map((name) => name.toLowerCase()));
   const parsed = tools.parseHeaders(head).parsed;
   const selected = parsed.filter((header) => header.key !== null && wanted.has(header.key)).reverse();
@@ -221,6 +222,12 @@ export async function signMessage(raw: Buffer, opts: DkimSignOptions): Promise<B
     },
   );
   const signature = rsaSign('rsa-sha256', canonicalizedHeader, privateKey).toString('base64');
-  const field = tools.formatSignatureHeaderLine('DKIM', { ...dkimHeaderOpts, b: signature }, true);
-  return Buffer.concat([Buffer.from(field + CRLF, 'latin1'), message]);
+  return Buffer.from(tools.formatSignatureHeaderLine('DKIM', { ...dkimHeaderOpts, b: signature }, true) + CRLF, 'latin1');
+}
+
+/** Normalises a whole message and returns it with the DKIM-Signature field prepended. */
+export async function signMessage(raw: Buffer, opts: DkimSignOptions): Promise<Buffer> {
+  const message = normaliseMessage(raw);
+  const { head, body } = splitMessage(message);
+  return Buffer.concat([dkimSignatureField(head, dkimBodyHash([body]), opts), message]);
 }

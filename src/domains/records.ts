@@ -29,6 +29,14 @@ export function selectorFor(nowMs: number): string {
 
 export const returnPathHost = (domain: string): string => `bounces.${domain}`;
 
+/**
+ * The domain of a message's envelope sender (SPEC §4): `bounces.<domain>` once that domain's
+ * return_path record verified (SPF then aligns for DMARC), else the global one.
+ */
+export function returnPathDomain(domain: { name: string; return_path_verified: boolean }, globalDomain: string): string {
+  return domain.return_path_verified ? returnPathHost(domain.name) : globalDomain;
+}
+
 export function domainRecords(input: {
   domain: string;
   selector: string;

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { parseReport } from '../bounces/index.ts';
 import type { TlsCredentials } from '../tls/certificates.ts';
-import type { ReturnPathDomains } from './domains.ts';
+import type { ReturnPathDomains } from '../domains/return-path.ts';
 import { ConnectionLimiter, INBOUND_LIMITS, MessageRateLimiter } from './limits.ts';
 import { checkRecipient, checkSender, type InboundTarget } from './policy.ts';
 import { handleReport, type InboundDeps } from './process.ts';

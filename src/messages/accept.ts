@@ -10,6 +10,7 @@ import { suppressionsRepo } from '../store/suppressions.ts';
 import { usageRepo } from '../store/usage.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import { formatMailbox } from './address.ts';
+import { storeContent } from './content.ts';
 import { IDEMPOTENCY_WINDOW_MS, type IdempotencyRequest } from './idempotency.ts';
 import { deriveMessageStatus, type RecipientStatus } from './status.ts';
 import type { NormalisedMessage } from './validate.ts';
@@ -104,14 +105,7 @@ export class AcceptService {
       from_header: formatMailbox(m.from),
       from_address: m.from.address,
       subject: m.subject,
-      content: JSON.stringify({ html: m.html, text: m.text, headers: m.headers, attachments: m.attachments }),
-      envelope: JSON.stringify({
-        to: m.to.map(formatMailbox),
-        cc: m.cc.map(formatMailbox),
-        bcc: m.bcc.map(formatMailbox),
-        reply_to: m.replyTo.map(formatMailbox),
-        tags: m.tags,
-      }),
+      ...storeContent(m.content, m),
       message_id_header: '',
       created_at: now,
       scheduled_at: m.scheduledAt,

@@ -1,16 +1,9 @@
 import { iso, isoOrNull } from '../core/time.ts';
 import type { MessageRow, RecipientRow } from '../store/messages.ts';
-
-export interface MessageEnvelope {
-  to: string[];
-  cc: string[];
-  bcc: string[];
-  reply_to: string[];
-  tags: { name: string; value: string }[];
-}
+import { readEnvelope } from './content.ts';
 
 export function messageSummary(row: MessageRow) {
-  const env: MessageEnvelope = JSON.parse(row.envelope);
+  const env = readEnvelope(row.envelope);
   return {
     id: row.id,
     stream: row.stream,

@@ -44,6 +44,11 @@ export function createMetrics() {
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers: [registry],
     }),
+    deliveryMessageBuilds: new Counter({
+      name: 'mailsvc_delivery_message_builds_total',
+      help: 'Messages whose shared MIME was built (once for all recipients while it stays cached)',
+      registers: [registry],
+    }),
     deliveryInFlight: new Gauge({
       name: 'mailsvc_delivery_in_flight',
       help: 'Recipients claimed by this process and not yet recorded',

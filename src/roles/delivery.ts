@@ -1,3 +1,4 @@
+import { createRenderStep } from '../delivery/render.ts';
 import { DeliveryWorker } from '../delivery/worker.ts';
 import { queueRepo } from '../store/queue.ts';
 import type { RoleStarter } from './types.ts';
@@ -11,7 +12,8 @@ const SAMPLE_MS = 5000;
  */
 export const startDeliveryRole: RoleStarter = async (services) => {
   const { log, metrics, db } = services;
-  const worker = new DeliveryWorker(services);
+  const render = createRenderStep({ tokens: services.tokens, baseUrl: services.config.tracking.baseUrl });
+  const worker = new DeliveryWorker(services, { render });
   worker.start();
   const sampler = setInterval(() => {
     metrics.deliveryConnections.set(worker.stats().connections.open);

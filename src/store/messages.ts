@@ -12,9 +12,9 @@ export interface MessageRow {
   from_header: string;
   from_address: string;
   subject: string;
-  /** JSON of MessageContent; null once pruned. */
+  /** JSON of MessageContent (src/messages/content.ts); null once pruned. */
   content: string | null;
-  /** JSON of MessageEnvelope. */
+  /** JSON of MessageEnvelope (src/messages/content.ts). */
   envelope: string;
   message_id_header: string;
   created_at: number;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
-import { ReturnPathDomains } from '../../src/inbound/domains.ts';
+import { ReturnPathDomains } from '../../src/domains/return-path.ts';
 import { startInboundListener, type InboundListenerOptions } from '../../src/inbound/server.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { STORES } from '../helpers/stores.ts';

@@ -1,15 +1,15 @@
 import type { Clock } from '../core/ports.ts';
 import type { Conn } from '../store/db.ts';
 import { domainsRepo } from '../store/domains.ts';
-import { returnPathHost } from '../domains/records.ts';
+import { returnPathDomain } from './records.ts';
 
 /** How long a snapshot is used; a domain verified from the CLI is accepted within this time. */
 export const RETURN_PATH_CACHE_MS = 5_000;
 
 /**
- * The domains we take reports for: the global `inbound.returnPathDomain`, and `bounces.<d>` of
- * every domain whose optional return_path record verified (SPEC §4: only then does delivery use
- * it as the envelope sender's domain).
+ * Every return-path domain in use: the global `inbound.returnPathDomain`, and `bounces.<d>` of
+ * every domain whose optional return_path record verified. The inbound listener takes reports
+ * for them; delivery never sends to them.
  */
 export class ReturnPathDomains {
   private cached: { at: number; set: Set<string> } | null = null;
@@ -29,9 +29,7 @@ export class ReturnPathDomains {
 
   private async load(): Promise<Set<string>> {
     const set = new Set([this.globalDomain.toLowerCase()]);
-    for (const d of await domainsRepo.list(this.db)) {
-      if (d.return_path_verified) set.add(returnPathHost(d.name).toLowerCase());
-    }
+    for (const d of await domainsRepo.list(this.db)) set.add(returnPathDomain(d, this.globalDomain).toLowerCase());
     this.cached = { at: this.clock.now(), set };
     return set;
   }

@@ -1,0 +1,115 @@
+import type { Config } from '../config/schema.ts';
+import type { Clock, DnsResolver, RandomSource } from '../core/ports.ts';
+import { returnPathDomain } from '../domains/records.ts';
+import { ReturnPathDomains } from '../domains/return-path.ts';
+import type { Metrics } from '../metrics/registry.ts';
+import type { Db } from '../store/db.ts';
+import { domainsRepo } from '../store/domains.ts';
+import { messagesRepo, type RecipientRow } from '../store/messages.ts';
+import type { TokenCodec } from '../tokens/index.ts';
+import { TtlCache } from './cache.ts';
+import { prepareMessage, recipientCopy, type DkimKey, type PreparedMessage } from './compose.ts';
+import { resolveDestination, type Destination } from './mx.ts';
+import { judgeDestination, judgeSend, type Verdict } from './outcome.ts';
+import type { Relay } from './relay.ts';
+import type { RenderStep } from './render.ts';
+import type { SmtpTransport } from './transport.ts';
+import { verpSender } from './verp.ts';
+
+export interface PipelineDeps {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  random: RandomSource;
+  dns: DnsResolver;
+  metrics: Metrics;
+  verp: TokenCodec;
+  transport: SmtpTransport;
+  render: RenderStep;
+  /** With a smarthost there is no MX lookup: everything goes to it. */
+  relay: Relay | undefined;
+}
+
+interface SendingDomain {
+  key: DkimKey;
+  returnPathDomain: string;
+  tracking: { open: boolean; click: boolean };
+}
+
+/** Built messages kept for their next recipients, by total size (a 1 MB message counts 1 MB). */
+const MAX_CACHED_BYTES = 64 * 1024 * 1024;
+
+/**
+ * One recipient's way out, as a list of steps each of which may end it with a verdict: the
+ * message's shared MIME (built once for all its recipients), route, envelope sender, render,
+ * sign, send. Routing comes before signing, so a domain that cannot be resolved costs no RSA
+ * signature on each retry.
+ */
+export class RecipientPipeline {
+  private readonly messages: TtlCache<PreparedMessage>;
+  private readonly domains: TtlCache<SendingDomain>;
+  private readonly destinations: TtlCache<Destination>;
+  private readonly returnPaths: ReturnPathDomains;
+
+  constructor(private readonly deps: PipelineDeps) {
+    // Short lives: what the CLI changes (a domain's return path verified, a key rotated) reaches
+    // a running worker within seconds (SPEC §9), and DNS answers are not kept past a few seconds.
+    this.messages = new TtlCache(deps.clock, 60_000, 1000, { weigh: (p) => p.size, maxWeight: MAX_CACHED_BYTES });
+    this.domains = new TtlCache(deps.clock, 5_000, 1000);
+    this.destinations = new TtlCache(deps.clock, 5_000, 5000);
+    this.returnPaths = new ReturnPathDomains(deps.db, deps.clock, deps.config.inbound.returnPathDomain);
+  }
+
+  /** The message row and its MIME, loaded and built once for all its recipients. */
+  prepared(messageId: number): Promise<PreparedMessage> {
+    return this.messages.get(String(messageId), async () => {
+      const message = await messagesRepo.byId(this.deps.db, messageId);
+      if (!message) throw new Error(`message ${messageId} is gone`);
+      this.deps.metrics.deliveryMessageBuilds.inc();
+      return prepareMessage(message, this.deps.config.server.hostname);
+    });
+  }
+
+  async attempt(row: RecipientRow, prepared: PreparedMessage): Promise<Verdict> {
+    const destination = await this.destination(row.domain);
+    if (destination.kind !== 'hosts') return judgeDestination(destination);
+    const sending = await this.sendingDomain(prepared.message.domain);
+    const from = verpSender(this.deps.verp, row.id, sending.returnPathDomain);
+    const own = await this.deps.render(prepared, { tracking: sending.tracking, recipient: { id: row.id, address: row.address } });
+    const raw = await recipientCopy(prepared, own, sending.key, this.deps.clock.now());
+    let last: Verdict | null = null;
+    // RFC 5321 §5.1: try each host in order until one takes the message or refuses it for good.
+    for (const host of destination.hosts) {
+      const result = await this.deps.transport.send({ host, port: this.deps.config.delivery.port, envelope: { from, to: row.address }, raw });
+      last = judgeSend(result);
+      if (last.kind !== 'deferred') return last;
+    }
+    return last!;
+  }
+
+  private destination(domain: string): Promise<Destination> {
+    if (this.deps.relay) return Promise.resolve({ kind: 'hosts', hosts: [this.deps.relay.host], implicit: false });
+    return this.destinations.get(
+      domain,
+      async () => resolveDestination(domain, { dns: this.deps.dns, random: this.deps.random, ownDomains: await this.ourDomains() }),
+      (dest) => dest.kind !== 'temporary',
+    );
+  }
+
+  /** Names that are this server: never a destination (SPEC §4). */
+  private async ourDomains(): Promise<string[]> {
+    return [this.deps.config.server.hostname, ...(await this.returnPaths.snapshot())];
+  }
+
+  private sendingDomain(name: string): Promise<SendingDomain> {
+    return this.domains.get(name, async () => {
+      const row = await domainsRepo.byName(this.deps.db, name);
+      if (!row) throw new Error(`sending domain ${name} is not configured`);
+      return {
+        key: { domain: row.name, selector: row.selector, privateKeyPem: row.dkim_private_key },
+        returnPathDomain: returnPathDomain(row, this.deps.config.inbound.returnPathDomain),
+        tracking: { open: row.open_tracking, click: row.click_tracking },
+      };
+    });
+  }
+}

@@ -1,0 +1,83 @@
+import { formatMailbox, type Mailbox } from './address.ts';
+
+/**
+ * The content model: what a message is made of, typed once. Both entry points write through it
+ * (the HTTP API gives fields, SMTP submission gives raw MIME) and every reader (delivery's MIME
+ * build, the API's views) reads through it, so the stored JSON has one shape and one owner.
+ */
+
+export interface Attachment {
+  filename: string;
+  /** Base64, as given. */
+  content: string;
+  contentType: string;
+}
+
+/** A message given as fields (POST /emails): the MIME is built by us at send time. */
+export interface FieldsContent {
+  kind: 'fields';
+  html: string | null;
+  text: string | null;
+  /** The customer's own header fields; the service's own (SPEC §3) are refused at validation. */
+  headers: Record<string, string>;
+  attachments: Attachment[];
+}
+
+/**
+ * A message given as MIME (SMTP submission), sent as submitted (SPEC §8): the fields it must not
+ * carry (Bcc, Return-Path, X-Mailsvc-*) are removed before it is stored.
+ */
+export interface MimeContent {
+  kind: 'mime';
+  /** The message bytes, base64. */
+  raw: string;
+}
+
+export type MessageContent = FieldsContent | MimeContent;
+
+/** Who a message is addressed to, as shown by the API (and, for fields, written in its header). */
+export interface MessageEnvelope {
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  reply_to: string[];
+  tags: { name: string; value: string }[];
+}
+
+/** The stored columns the content model owns (`messages.content`, `messages.envelope`). */
+export interface StoredContent {
+  content: string;
+  envelope: string;
+}
+
+export function mimeContent(raw: Buffer): MimeContent {
+  return { kind: 'mime', raw: raw.toString('base64') };
+}
+
+export function storeContent(
+  content: MessageContent,
+  addressing: { to: Mailbox[]; cc: Mailbox[]; bcc: Mailbox[]; replyTo: Mailbox[]; tags: MessageEnvelope['tags'] },
+): StoredContent {
+  const envelope: MessageEnvelope = {
+    to: addressing.to.map(formatMailbox),
+    cc: addressing.cc.map(formatMailbox),
+    bcc: addressing.bcc.map(formatMailbox),
+    reply_to: addressing.replyTo.map(formatMailbox),
+    tags: addressing.tags,
+  };
+  return { content: JSON.stringify(content), envelope: JSON.stringify(envelope) };
+}
+
+/**
+ * The content of a stored message, or null once retention pruned it. Rows written before the
+ * content had a `kind` hold fields.
+ */
+export function readContent(stored: string | null): MessageContent | null {
+  if (stored === null) return null;
+  const parsed = JSON.parse(stored) as MessageContent | Omit<FieldsContent, 'kind'>;
+  return 'kind' in parsed ? parsed : { kind: 'fields', ...parsed };
+}
+
+export function readEnvelope(stored: string): MessageEnvelope {
+  return JSON.parse(stored) as MessageEnvelope;
+}
