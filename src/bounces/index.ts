@@ -9,7 +9,7 @@ export type {
   ParsedReport,
 } from './types.ts';
 export { classifyReply } from './classify.ts';
-export { parseReport } from './report.ts';
+export { emptyReport, parseReport, parseReportSync } from './report.ts';
 export { toParseOutput, type ParseOutput } from './output.ts';
 export { formatExplanation, toExplainOutput, type ExplainOutput } from './explain.ts';
 export { REASONS, type Reason } from './rules.ts';

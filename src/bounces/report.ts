@@ -19,7 +19,8 @@ const HUMAN_TEXT_LIMIT = 8 * 1024;
 const DIAGNOSTIC_LIMIT = 1000;
 const NOT_FAILED = new Set(['delivered', 'relayed', 'expanded']);
 
-function empty(kind: ParsedReport['kind'] = 'unknown'): ParsedReport {
+/** A report with nothing found in it: what an unparseable (or unparsed) message reads as. */
+export function emptyReport(kind: ParsedReport['kind'] = 'unknown'): ParsedReport {
   return {
     kind,
     recipients: [],
@@ -172,7 +173,7 @@ function parse(raw: Buffer, depth = 0): ParsedReport {
   const parts = leaves(root);
   const human = humanPart(parts);
   const text = human ? partText(human) : '';
-  const report = empty();
+  const report = emptyReport();
   report.humanText = text.slice(0, HUMAN_TEXT_LIMIT);
   const original = originalMessageId(parts, root);
   report.originalMessageId = original.id;
@@ -265,7 +266,7 @@ export function parseReportSync(raw: Buffer): ParsedReport {
     if (bounces.length < 2) return bounces[0] ?? reports[0]!;
     return { ...bounces[0]!, recipients: bounces.flatMap((r) => r.recipients) };
   } catch {
-    return empty();
+    return emptyReport();
   }
 }
 

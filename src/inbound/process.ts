@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { parseReport, type ParsedReport } from '../bounces/index.ts';
+import { emptyReport, type ParsedReport } from '../bounces/index.ts';
 import type { Clock, Logger } from '../core/ports.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import { recordBounce, recordComplaint, recordUnsubscribe } from '../messages/outcomes.ts';
@@ -8,6 +8,7 @@ import { inboundRepo, type InboundOutcome } from '../store/inbound.ts';
 import type { MessageRow } from '../store/messages.ts';
 import type { TokenCodec } from '../tokens/index.ts';
 import { correlate } from './correlate.ts';
+import type { ParseOutcome } from './parse-pool.ts';
 import { planEffects, type Effect, type Plan } from './plan.ts';
 import type { InboundTarget } from './policy.ts';
 
@@ -29,8 +30,8 @@ export interface ReceivedReport {
   raw: Buffer;
   size: number;
   truncated: boolean;
-  /** The parsed report when the caller has it already (one message, several RCPTs). */
-  parsed?: ParsedReport;
+  /** The message parsed once for all its RCPTs, or why it was not. */
+  parse: ParseOutcome;
 }
 
 export interface HandledReport {
@@ -47,6 +48,11 @@ export function mailUserAgent(raw: Buffer): string | null {
   return m ? m[1]!.replace(/\s+/g, ' ').trim() || null : null;
 }
 
+const UNPARSED = {
+  time_budget: 'not parsed: over the parse time budget (inbound.parseBudgetMs); stored with no effect',
+  worker_failed: 'not parsed: the parser worker failed; stored with no effect',
+} as const;
+
 async function apply(tx: Tx, e: Effect, message: MessageRow, at: number): Promise<void> {
   const target = { message, recipient: e.recipient, at };
   if (e.type === 'bounce') await recordBounce(tx, target, { bounceType: e.bounceType, final: e.final }, e.provider);
@@ -60,16 +66,18 @@ async function apply(tx: Tx, e: Effect, message: MessageRow, at: number): Promis
  * SMTP 250 is given only after that commit, so a report is never acknowledged and lost.
  */
 export async function handleReport(deps: InboundDeps, r: ReceivedReport): Promise<HandledReport> {
-  const report = r.parsed ?? (await parseReport(r.raw));
+  const report = r.parse.parsed ?? emptyReport();
   const sha256 = createHash('sha256').update(r.raw).digest('hex');
   const correlation = await correlate(deps.db, r.target, report, deps.verp);
-  let plan: Plan = planEffects(report, correlation, {
-    target: r.target,
-    mailFrom: r.mailFrom,
-    remoteIp: r.remoteIp,
-    userAgent: mailUserAgent(r.raw),
-    hostname: deps.hostname,
-  });
+  let plan: Plan = r.parse.unparsed
+    ? { outcome: 'unparsed', effects: [], summary: UNPARSED[r.parse.unparsed] }
+    : planEffects(report, correlation, {
+        target: r.target,
+        mailFrom: r.mailFrom,
+        remoteIp: r.remoteIp,
+        userAgent: mailUserAgent(r.raw),
+        hostname: deps.hostname,
+      });
   const at = deps.clock.now();
   const id = await deps.db.transaction(async (tx) => {
     // A sender that lost our 250 sends the same bytes again; its effects happened already.

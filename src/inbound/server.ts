@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { parseReport } from '../bounces/index.ts';
 import type { TlsCredentials } from '../tls/certificates.ts';
 import type { ReturnPathDomains } from '../domains/return-path.ts';
 import { ConnectionLimiter, INBOUND_LIMITS, MessageRateLimiter } from './limits.ts';
 import { checkRecipient, checkSender, type InboundTarget } from './policy.ts';
+import { ParseQueueFull, startParsePool, type ParsePoolOptions } from './parse-pool.ts';
 import { handleReport, type InboundDeps } from './process.ts';
 import { captureMessage } from './receive.ts';
 import { smtpError, SmtpReplyError, type ReplyName } from './replies.ts';
@@ -22,7 +22,12 @@ export interface InboundListenerOptions {
   maxRecipients?: number;
   socketTimeoutMs?: number;
   closeTimeoutMs?: number;
+  /** Report parsing in worker threads (`inbound.parseWorkers`, `parseBudgetMs`, `parseQueue`). */
+  parse?: ParsePoolOptions;
 }
+
+/** The defaults of `inbound.parseWorkers`, `inbound.parseBudgetMs` and `inbound.parseQueue`. */
+const PARSE_DEFAULTS: ParsePoolOptions = { workers: 2, budgetMs: 2000, maxQueued: 20 };
 
 export interface InboundListenerDeps extends InboundDeps {
   unsubscribe: TokenCodec;
@@ -46,6 +51,7 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
   // Accepted RCPTs of the current transaction, by session; smtp-server keeps only the address.
   const targets = new Map<string, Map<string, InboundTarget>>();
   const log = deps.log.child({ role: 'inbound' });
+  const parser = await startParsePool(options.parse ?? PARSE_DEFAULTS, log);
 
   const refuse = (name: ReplyName, session: SMTPServerSession, phase: string, detail: Record<string, unknown> = {}) => {
     deps.metrics.inboundRefusals.inc({ reason: name });
@@ -122,6 +128,8 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
           if (err.code === 'ECONNECTION') {
             // The peer left before the final dot: nothing was acknowledged, so nothing is lost.
             log.info({ phase: 'data', session: session.id, ip: session.remoteAddress }, 'client left during DATA');
+          } else if (err instanceof ParseQueueFull) {
+            return callback(refuse('parserBusy', session, 'data'));
           } else if (!(err instanceof SmtpReplyError)) {
             log.error({ phase: 'data', session: session.id, err }, 'report not stored');
           }
@@ -133,7 +141,8 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
 
   async function receive(stream: SMTPServerDataStream, accepted: InboundTarget[], mailFrom: string, session: SMTPServerSession): Promise<string> {
     const captured = await captureMessage(stream, options.maxSize);
-    const parsed = await parseReport(captured.raw);
+    const parse = await parser.parse(captured.raw);
+    if (parse.unparsed) deps.metrics.inboundUnparsed.inc({ reason: parse.unparsed });
     const ids: number[] = [];
     for (const target of accepted) {
       const handled = await handleReport(deps, {
@@ -141,7 +150,7 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
         mailFrom,
         remoteIp: session.remoteAddress,
         helo: session.hostNameAppearsAs || null,
-        parsed,
+        parse,
         ...captured,
       });
       ids.push(handled.id);
@@ -153,18 +162,26 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
   // An error on a client socket (reset mid-session, bad TLS) is that session's problem only.
   server.on('error', (err) => log.warn({ phase: 'session', err }, 'inbound session error'));
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error) => reject(err);
-    server.server.once('error', onError);
-    server.listen(options.port, options.host, () => {
-      server.server.off('error', onError);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      server.server.once('error', onError);
+      server.listen(options.port, options.host, () => {
+        server.server.off('error', onError);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    await parser.close();
+    throw err;
+  }
   const port = (server.server.address() as AddressInfo).port;
   return {
     port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await parser.close();
+    },
   };
 }
 

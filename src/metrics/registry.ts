@@ -21,8 +21,14 @@ export function createMetrics() {
     }),
     inboundReports: new Counter({
       name: 'mailsvc_inbound_reports_total',
-      help: 'Reports received by the inbound listener, by kind and outcome (applied, duplicate, no_effect, uncorrelated)',
+      help: 'Reports received by the inbound listener, by kind and outcome (applied, duplicate, no_effect, uncorrelated, unparsed)',
       labelNames: ['kind', 'outcome'] as const,
+      registers: [registry],
+    }),
+    inboundUnparsed: new Counter({
+      name: 'mailsvc_inbound_reports_unparsed_total',
+      help: 'Inbound messages stored without being parsed, by reason (time_budget, worker_failed)',
+      labelNames: ['reason'] as const,
       registers: [registry],
     }),
     inboundRefusals: new Counter({

@@ -18,7 +18,13 @@ export const startInboundRole: RoleStarter = async (services) => {
       hostname: config.server.hostname,
       returnPathDomains: new ReturnPathDomains(services.db, services.clock, config.inbound.returnPathDomain),
     },
-    { host: config.inbound.host, port: config.inbound.port, maxSize: config.inbound.maxSize, tls },
+    {
+      host: config.inbound.host,
+      port: config.inbound.port,
+      maxSize: config.inbound.maxSize,
+      tls,
+      parse: { workers: config.inbound.parseWorkers, budgetMs: config.inbound.parseBudgetMs, maxQueued: config.inbound.parseQueue },
+    },
   );
   log.info(
     { phase: 'start', role: 'inbound', port: listener.port, tls: tls.source, return_path_domain: config.inbound.returnPathDomain },

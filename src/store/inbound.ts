@@ -1,7 +1,7 @@
 import { bool, insertedId, type Conn } from './db.ts';
 import type { MessageRow, RecipientRow } from './messages.ts';
 
-export type InboundOutcome = 'applied' | 'duplicate' | 'no_effect' | 'uncorrelated';
+export type InboundOutcome = 'applied' | 'duplicate' | 'no_effect' | 'uncorrelated' | 'unparsed';
 export type InboundProof = 'verp' | 'unsubscribe' | 'message_id';
 
 export interface InboundReportRow {

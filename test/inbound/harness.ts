@@ -36,7 +36,12 @@ export async function startInbound(kind: StoreKind, opts: { clock?: Clock; confi
   const server = await startTestServer(kind, {
     clock: opts.clock,
     roles: ['api', 'inbound'],
-    config: { inbound: { host: '127.0.0.1', port: 0, returnPathDomain: RETURN_PATH }, tls, ...(opts.config ?? {}) },
+    config: {
+      tls,
+      ...(opts.config ?? {}),
+      // One parser worker: a 2-core test machine starts many listeners.
+      inbound: { host: '127.0.0.1', port: 0, returnPathDomain: RETURN_PATH, parseWorkers: 1, ...((opts.config?.inbound as object) ?? {}) },
+    },
   });
   const ws = await server.workspace();
   await server.verifiedDomain(ws.id, 'acme.test');

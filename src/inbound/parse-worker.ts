@@ -1,0 +1,21 @@
+import { parentPort } from 'node:worker_threads';
+import { parseReportSync } from '../bounces/index.ts';
+
+// A small DSN parsed once before the worker says it is ready, so the first real report is not
+// charged the parser's warm-up against its time budget.
+const WARM_UP = Buffer.from(
+  'From: MAILER-DAEMON@mx.example.org\nSubject: Undelivered Mail\nMIME-Version: 1.0\n' +
+    'Content-Type: multipart/report; report-type=delivery-status; boundary="B"\n\n--B\nContent-Type: text/plain\n\n' +
+    '<u@example.org>: 550 5.1.1 unknown\n\n--B\nContent-Type: message/delivery-status\n\nReporting-MTA: dns; mx.example.org\n\n' +
+    'Final-Recipient: rfc822; u@example.org\nAction: failed\nStatus: 5.1.1\n\n--B--\n',
+);
+
+// One report at a time: the pool posts raw bytes and waits for the parsed report, and
+// terminates this thread when the report is over its time budget.
+const port = parentPort!;
+port.on('message', (raw: Uint8Array) => {
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  port.postMessage(parseReportSync(bytes));
+});
+parseReportSync(WARM_UP);
+port.postMessage('ready');
