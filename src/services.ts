@@ -3,6 +3,8 @@ import { systemClock, type Clock, type DnsResolver, type Logger, type RandomSour
 import { loadTokenKeyring } from './secrets/keyring.ts';
 import { createTokenCodec, type TokenCodec } from './tokens/index.ts';
 import { createDnsResolver } from './dns/resolver.ts';
+import { ownZone, sandboxResolver } from './sandbox/zone.ts';
+import { SandboxInbox } from './sandbox/inbox.ts';
 import { DomainService } from './domains/service.ts';
 import { AcceptService } from './messages/accept.ts';
 import { MessageQueries } from './messages/queries.ts';
@@ -44,6 +46,8 @@ export interface Services {
   messages: MessageQueries;
   suppressions: SuppressionService;
   usage: UsageService;
+  /** The sandbox inbox: what delivery captured in `delivery.mode: sandbox`. */
+  sandbox: SandboxInbox;
   rateLimit(principal: Principal): Promise<RateDecision>;
   close(): Promise<void>;
 }
@@ -52,8 +56,10 @@ export interface Services {
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
   const clock = overrides.clock ?? systemClock;
   const log = overrides.log ?? createLogger(config.log.level);
-  const dns = overrides.dns ?? createDnsResolver(config.dns.servers, config.dns.timeout * 1000);
   const db = overrides.db ?? createDb(config.database);
+  const realDns = overrides.dns ?? createDnsResolver(config.dns.servers, config.dns.timeout * 1000);
+  // In the sandbox, `*.test` domains verify without DNS: their records count as published.
+  const dns = config.delivery.mode === 'sandbox' ? sandboxResolver(realDns, ownZone(db, config.server.hostname)) : realDns;
   await migrate(db);
   const committer = new GroupCommitter(db);
   const keyring = await loadTokenKeyring(db, clock);
@@ -73,6 +79,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     messages: new MessageQueries({ db, clock }),
     suppressions: new SuppressionService({ db, clock }),
     usage: new UsageService({ db, clock }),
+    sandbox: new SandboxInbox({ db }),
     // Counted in the shared group commit: a request's count costs no fsync of its own.
     rateLimit: (principal) => committer.run((tx) => rateLimits.hit(tx, principal.keyId, clock.now(), windowsFor(principal.limits))),
     close: () => db.destroy(),

@@ -93,6 +93,10 @@ export const ConfigSchema = Type.Object(
     ),
     delivery: Type.Object(
       {
+        mode: Type.Union([Type.Literal('live'), Type.Literal('sandbox')], {
+          default: 'live',
+          description: 'sandbox: nothing leaves the machine; messages land in the local inbox (mailsvc inbox list)',
+        }),
         port: port(25),
         tls: Type.Union([Type.Literal('opportunistic'), Type.Literal('required')], { default: 'opportunistic' }),
         relayHost: Type.Union([Type.String({ pattern: '^[^:\\s]+:[0-9]+$' }), Type.Null()], {

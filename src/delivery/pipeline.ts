@@ -88,7 +88,8 @@ export class RecipientPipeline {
   }
 
   private destination(domain: string): Promise<Destination> {
-    if (this.deps.relay) return Promise.resolve({ kind: 'hosts', hosts: [this.deps.relay.host], implicit: false });
+    const fixed = this.deps.relay?.host ?? this.deps.transport.fixedDestination;
+    if (fixed) return Promise.resolve({ kind: 'hosts', hosts: [fixed], implicit: false });
     return this.destinations.get(
       domain,
       async () => resolveDestination(domain, { dns: this.deps.dns, random: this.deps.random, ownDomains: await this.ourDomains() }),

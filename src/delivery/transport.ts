@@ -26,6 +26,11 @@ export type SmtpSendResult =
     };
 
 export interface SmtpTransport {
+  /**
+   * Set when the transport takes every message to one place whatever the recipient's domain
+   * (the sandbox inbox): the pipeline then skips the MX lookup, as it does for a relay.
+   */
+  readonly fixedDestination?: string;
   send(req: SmtpSendRequest): Promise<SmtpSendResult>;
   /** Closes idle connections now and the others once their transaction ends. */
   close(): Promise<void>;

@@ -36,6 +36,8 @@ export interface DeliveryOptions {
   pollMs?: number;
   /** How long stop() lets in-flight transactions finish before releasing their leases (default 10 s). */
   stopGraceMs?: number;
+  /** Called once an attempt's outcome is committed (the sandbox's receivers react to it). */
+  afterOutcome?: (row: RecipientRow, recorded: Recorded) => Promise<void>;
 }
 
 /** What `runOnce` and the loop report: rows claimed and what became of them. */
@@ -203,6 +205,7 @@ export class DeliveryWorker {
     const recorded = await recordOutcome(this.deps, this.log, this.claims.owner, { row, message, verdict, startedAt });
     if (recorded) this.pass[recorded.outcome]++;
     else this.pass.error++;
+    if (recorded) await this.options.afterOutcome?.(row, recorded);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Db } from '../store/db.ts';
 import { inboundRepo } from '../store/inbound.ts';
+import { sandboxRepo } from '../store/sandbox.ts';
 
 /** Message statuses after which nothing will read the body again (SPEC §3). */
 const FINAL = ['delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'];
@@ -20,7 +21,7 @@ async function inBatches(run: () => Promise<number>): Promise<number> {
  * SPEC §4 retention: after `days`, a finished message keeps its metadata (status, recipients,
  * subject, for the API's history) but loses its body, and its events (the webhook outbox) go.
  * A message still in the queue keeps its body whatever its age, or it could not be sent. Raw
- * inbound reports go after the same time.
+ * inbound reports and the sandbox inbox's captures go after the same time.
  */
 export async function pruneRetained(db: Db, now: number, days: number) {
   const cutoff = now - days * 86_400_000;
@@ -34,5 +35,6 @@ export async function pruneRetained(db: Db, now: number, days: number) {
   );
   // Stored inbound reports hold whole messages too.
   const inboundReports = await inboundRepo.prune(db, cutoff);
-  return { messageBodies: bodies, events, inboundReports };
+  const sandboxCaptures = await sandboxRepo.prune(db, cutoff);
+  return { messageBodies: bodies, events, inboundReports, sandboxCaptures };
 }

@@ -1,5 +1,6 @@
 import { createRenderStep } from '../delivery/render.ts';
 import { DeliveryWorker } from '../delivery/worker.ts';
+import { sandboxDelivery } from '../sandbox/index.ts';
 import { queueRepo } from '../store/queue.ts';
 import type { RoleStarter } from './types.ts';
 
@@ -13,7 +14,8 @@ const SAMPLE_MS = 5000;
 export const startDeliveryRole: RoleStarter = async (services) => {
   const { log, metrics, db } = services;
   const render = createRenderStep({ tokens: services.tokens, baseUrl: services.config.tracking.baseUrl });
-  const worker = new DeliveryWorker(services, { render });
+  const sandbox = services.config.delivery.mode === 'sandbox';
+  const worker = new DeliveryWorker(services, { render, ...(sandbox ? sandboxDelivery(services) : {}) });
   worker.start();
   const sampler = setInterval(() => {
     metrics.deliveryConnections.set(worker.stats().connections.open);
@@ -27,8 +29,12 @@ export const startDeliveryRole: RoleStarter = async (services) => {
   sampler.unref();
   const { delivery } = services.config;
   log.info(
-    { phase: 'start', role: 'delivery', worker: worker.owner, relay: delivery.relayHost, port: delivery.port, concurrency: delivery.concurrency },
-    delivery.relayHost ? `delivery through the relay ${delivery.relayHost}` : `direct MX delivery on port ${delivery.port}`,
+    { phase: 'start', role: 'delivery', mode: delivery.mode, worker: worker.owner, relay: delivery.relayHost, port: delivery.port, concurrency: delivery.concurrency },
+    sandbox
+      ? 'sandbox mode: nothing leaves this machine; every message is kept in the sandbox inbox (mailsvc inbox list)'
+      : delivery.relayHost
+        ? `delivery through the relay ${delivery.relayHost}`
+        : `direct MX delivery on port ${delivery.port}`,
   );
   return {
     ports: {},

@@ -33,7 +33,7 @@ describe.each(STORES)('retention of delivered mail (%s)', (kind) => {
     await report(clock.now(), 'postmaster@young.test');
 
     clock.advance(29 * DAY);
-    expect(await pruneRetained(db, clock.now(), env.server.config.retention.days)).toStrictEqual({ messageBodies: 1, events: 1, inboundReports: 1 });
+    expect(await pruneRetained(db, clock.now(), env.server.config.retention.days)).toStrictEqual({ messageBodies: 1, events: 1, inboundReports: 1, sandboxCaptures: 0 });
     expect((await db('inbound_reports').select('rcpt')).map((r: { rcpt: string }) => r.rcpt)).toStrictEqual(['postmaster@young.test']);
     const content = async (id: number) => (await db('messages').where({ id }).first()).content;
     expect(await content(old)).toBeNull();
