@@ -6,6 +6,7 @@ import { createDb } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { registerBounceCommands } from './commands/bounces.ts';
 import { registerDomainCommands } from './commands/domains.ts';
+import { registerInboxCommands } from './commands/inbox.ts';
 import { registerQueueCommands } from './commands/queue.ts';
 import { registerSendCommand } from './commands/send.ts';
 import { registerTenancyCommands } from './commands/tenancy.ts';
@@ -13,6 +14,7 @@ import { registerSuppressionCommands } from './commands/suppression.ts';
 import { registerUsageCommand } from './commands/usage.ts';
 import { CliContext, positiveInt } from './context.ts';
 import { emit, printLines } from './output.ts';
+import { sandboxWelcome } from './commands/inbox.ts';
 
 export function buildProgram(): { program: Command; ctx: CliContext } {
   const program = new Command('mailsvc')
@@ -27,9 +29,14 @@ export function buildProgram(): { program: Command; ctx: CliContext } {
     .description('run the server (all roles by default)')
     .option('--roles <list>', 'comma-separated: api,submission,inbound,delivery,webhooks')
     .option('--http-port <port>', 'override http.port', (v) => (v === '0' ? 0 : positiveInt(v)))
-    .action(async (opts: { roles?: string; httpPort?: number }) => {
-      const config = ctx.config(opts.httpPort !== undefined ? { http: { port: opts.httpPort } } : undefined);
+    .option('--sandbox', 'deliver nothing: capture every message in the local inbox (delivery.mode "sandbox")')
+    .action(async (opts: { roles?: string; httpPort?: number; sandbox?: boolean }) => {
+      const config = ctx.config({
+        ...(opts.httpPort !== undefined ? { http: { port: opts.httpPort } } : {}),
+        ...(opts.sandbox ? { delivery: { mode: 'sandbox' } } : {}),
+      });
       const server = await startServer(config, { roles: parseRoles(opts.roles), logRequests: true });
+      if (config.delivery.mode === 'sandbox') printLines(await sandboxWelcome(server));
       const stop = (signal: string) => {
         server.services.log.info({ phase: 'stop', signal }, 'shutting down');
         server.close().then(
@@ -65,6 +72,7 @@ export function buildProgram(): { program: Command; ctx: CliContext } {
   registerBounceCommands(program);
   registerSuppressionCommands(program, ctx);
   registerUsageCommand(program, ctx);
+  registerInboxCommands(program, ctx);
   return { program, ctx };
 }
 
