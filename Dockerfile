@@ -5,9 +5,11 @@ FROM node:22-bookworm AS build
 ENV npm_config_nodedir=/usr/local
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
+# `npm ci` compiles src/ into dist/ (the prepare script), so the sources come first.
+COPY scripts ./scripts
+COPY src ./src
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY bin ./bin
-COPY src ./src
 COPY config ./config
 COPY tsconfig.json ./
 

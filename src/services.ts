@@ -63,6 +63,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   await migrate(db);
   const committer = new GroupCommitter(db);
   const keyring = await loadTokenKeyring(db, clock);
+  let metrics: Metrics | undefined;
   return {
     config,
     db,
@@ -71,7 +72,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     dns,
     random: overrides.random ?? Math.random,
     tokens: { verp: createTokenCodec(keyring, { purpose: 'verp' }), unsubscribe: createTokenCodec(keyring, { purpose: 'unsubscribe' }) },
-    metrics: createMetrics(),
+    // Built on first use: the server reads them, CLI commands never do.
+    get metrics() {
+      return (metrics ??= createMetrics());
+    },
     tenancy: new TenancyService({ db, clock }),
     domains: new DomainService({ db, clock, dns, serverHostname: config.server.hostname, log }),
     committer,

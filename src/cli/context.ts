@@ -1,21 +1,29 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
-import { createServices, type Services } from '../services.ts';
+import type { Services } from '../services.ts';
 
-/** Lazily built services for one CLI invocation, honouring the global --config option. */
+/**
+ * Lazily built services for one CLI invocation, honouring the global --config option.
+ * Configuration and services are imported on first use, so `--help` and commands that need
+ * neither never load the database driver or the server.
+ */
 export class CliContext {
   private services: Services | null = null;
 
   constructor(private readonly program: Command) {}
 
-  config(overrides?: Record<string, unknown>): Config {
+  async config(overrides?: Record<string, unknown>): Promise<Config> {
+    const { loadConfig } = await import('../config/load.ts');
     const { config } = this.program.opts<{ config?: string }>();
     return loadConfig({ file: config, overrides });
   }
 
   async open(): Promise<Services> {
-    this.services ??= await createServices(this.config());
+    if (!this.services) {
+      const config = await this.config();
+      const { createServices } = await import('../services.ts');
+      this.services = await createServices(config);
+    }
     return this.services;
   }
 

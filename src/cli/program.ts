@@ -1,9 +1,4 @@
 import { Command, Option } from 'commander';
-import { ConfigError } from '../config/load.ts';
-import { ServiceError } from '../core/errors.ts';
-import { parseRoles, startServer } from '../main.ts';
-import { createDb } from '../store/db.ts';
-import { migrate } from '../store/migrate.ts';
 import { registerBounceCommands } from './commands/bounces.ts';
 import { registerDomainCommands } from './commands/domains.ts';
 import { registerInboxCommands } from './commands/inbox.ts';
@@ -31,10 +26,11 @@ export function buildProgram(): { program: Command; ctx: CliContext } {
     .option('--http-port <port>', 'override http.port', (v) => (v === '0' ? 0 : positiveInt(v)))
     .option('--sandbox', 'deliver nothing: capture every message in the local inbox (delivery.mode "sandbox")')
     .action(async (opts: { roles?: string; httpPort?: number; sandbox?: boolean }) => {
-      const config = ctx.config({
+      const config = await ctx.config({
         ...(opts.httpPort !== undefined ? { http: { port: opts.httpPort } } : {}),
         ...(opts.sandbox ? { delivery: { mode: 'sandbox' } } : {}),
       });
+      const { parseRoles, startServer } = await import('../main.ts');
       const server = await startServer(config, { roles: parseRoles(opts.roles), logRequests: true });
       if (config.delivery.mode === 'sandbox') printLines(await sandboxWelcome(server));
       const stop = (signal: string) => {
@@ -56,7 +52,9 @@ export function buildProgram(): { program: Command; ctx: CliContext } {
     .description('apply pending database migrations')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
-      const db = createDb(ctx.config().database);
+      const config = await ctx.config();
+      const [{ createDb }, { migrate }] = await Promise.all([import('../store/db.ts'), import('../store/migrate.ts')]);
+      const db = createDb(config.database);
       try {
         const applied = await migrate(db);
         emit(opts.json, { applied }, () => printLines([applied.length ? `Applied: ${applied.join(', ')}` : 'Already up to date.']));
@@ -84,8 +82,7 @@ export async function runCli(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
   } catch (err) {
     failed = true;
-    if (err instanceof ServiceError || err instanceof ConfigError) process.stderr.write(`error: ${err.message}\n`);
-    else process.stderr.write(`error: ${(err as Error).message ?? String(err)}\n`);
+    process.stderr.write(`error: ${(err as Error).message ?? String(err)}\n`);
   }
   const serving = program.args[0] === 'serve' && !failed;
   if (!serving) {

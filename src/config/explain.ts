@@ -6,9 +6,10 @@ import { Kind, type TObject, type TSchema } from '@sinclair/typebox';
 
 /**
  * MAILSVC_* names that are not configuration keys: the config file, the switch that skips
- * config/local.json, and the prefixes the test suite and benchmarks use for their own settings.
+ * config/local.json, the switch that makes bin/mailsvc run the sources instead of dist/, and the
+ * prefixes the test suite and benchmarks use for their own settings.
  */
-export const RESERVED_ENV = ['MAILSVC_CONFIG', 'MAILSVC_NO_LOCAL_CONFIG'];
+export const RESERVED_ENV = ['MAILSVC_CONFIG', 'MAILSVC_NO_LOCAL_CONFIG', 'MAILSVC_FROM_SOURCE'];
 export const RESERVED_ENV_PREFIXES = ['MAILSVC_TEST_', 'MAILSVC_BENCH_'];
 
 /** `http.bodyLimit` ↔ `MAILSVC_HTTP_BODY_LIMIT`, derived from the schema's leaves. */

@@ -1,7 +1,12 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { createRequire } from 'node:module';
+import type * as PromClient from 'prom-client';
+
+const require = createRequire(import.meta.url);
 
 /** One registry per service instance (tests build several in one process). */
 export function createMetrics() {
+  // Loaded on first use: CLI commands never read metrics and should not pay for loading them.
+  const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = require('prom-client') as typeof PromClient;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'mailsvc_' });
   return {

@@ -1,6 +1,7 @@
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import knexFactory, { type Knex } from 'knex';
-import pg from 'pg';
+import type PgModule from 'pg';
 import { ensurePrivateDir, ensurePrivateFile, restrictIfPresent } from '../config/dataDir.ts';
 import type { Config } from '../config/schema.ts';
 
@@ -9,11 +10,14 @@ export type Tx = Knex.Transaction;
 /** Either the database or a transaction; repositories accept both. */
 export type Conn = Knex | Knex.Transaction;
 
-// Timestamps are stored as bigint milliseconds; node-postgres returns int8 as strings by default.
-pg.types.setTypeParser(20, (v: string) => Number(v));
+const require = createRequire(import.meta.url);
 
 export function createDb(database: Config['database']): Db {
   if (database.client === 'pg') {
+    // Loaded only for PostgreSQL: on SQLite the driver would only cost start-up time.
+    const pg = require('pg') as typeof PgModule;
+    // Timestamps are stored as bigint milliseconds; node-postgres returns int8 as strings by default.
+    pg.types.setTypeParser(20, (v: string) => Number(v));
     return knexFactory({ client: 'pg', connection: database.connection, pool: { min: 0, max: 10 } });
   }
   const file = database.connection.filename;

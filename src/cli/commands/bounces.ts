@@ -1,6 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { formatExplanation, parseReport, toExplainOutput, toParseOutput } from '../../bounces/index.ts';
+import type { parseReport } from '../../bounces/index.ts';
+
+type Report = Awaited<ReturnType<typeof parseReport>>;
+const bounces = () => import('../../bounces/index.ts');
 
 /** Why a file could not be read, in the words an operator expects. */
 function readError(file: string, err: NodeJS.ErrnoException): string {
@@ -11,8 +14,9 @@ function readError(file: string, err: NodeJS.ErrnoException): string {
 }
 
 /** Reads and parses each file, printing what `print` makes of it; unreadable files fail at the end. */
-async function eachReport(files: string[], print: (file: string, report: Awaited<ReturnType<typeof parseReport>>) => string): Promise<void> {
+async function eachReport(files: string[], print: (file: string, report: Report) => string | Promise<string>): Promise<void> {
   // Pure parsing: no configuration or database is opened, so it runs anywhere.
+  const { parseReport } = await bounces();
   const unreadable: string[] = [];
   for (const file of files) {
     let raw: Buffer;
@@ -22,7 +26,7 @@ async function eachReport(files: string[], print: (file: string, report: Awaited
       unreadable.push(readError(file, err as NodeJS.ErrnoException));
       continue;
     }
-    process.stdout.write(`${print(file, await parseReport(raw))}\n`);
+    process.stdout.write(`${await print(file, await parseReport(raw))}\n`);
   }
   if (unreadable.length > 0) throw new Error(`cannot read ${unreadable.join('; ')}`);
 }
@@ -37,7 +41,7 @@ export function registerBounceCommands(program: Command): void {
     .option('--explain', 'print, per recipient, the signals found and the rule that decided (as `bounce explain`)')
     .action(async (files: string[], opts: { explain?: boolean; json?: boolean }) => {
       if (opts.explain) return eachReport(files, (file, report) => explainText(file, report, opts.json));
-      return eachReport(files, (file, report) => JSON.stringify(toParseOutput(file, report)));
+      return eachReport(files, async (file, report) => JSON.stringify((await bounces()).toParseOutput(file, report)));
     });
 
   bounce
@@ -47,7 +51,8 @@ export function registerBounceCommands(program: Command): void {
     .action(async (files: string[], opts: { json?: boolean }) => eachReport(files, (file, report) => explainText(file, report, opts.json)));
 }
 
-function explainText(file: string, report: Awaited<ReturnType<typeof parseReport>>, json?: boolean): string {
+async function explainText(file: string, report: Report, json?: boolean): Promise<string> {
+  const { formatExplanation, toExplainOutput } = await bounces();
   const out = toExplainOutput(file, report);
   return json ? JSON.stringify(out) : formatExplanation(out);
 }

@@ -4,9 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { RunningServer } from '../../main.ts';
-import { SANDBOX_DOMAIN, SIMULATIONS } from '../../sandbox/index.ts';
-import { workspaces } from '../../store/workspaces.ts';
-import { captureDetail, captureSummary } from '../../sandbox/inbox.ts';
 import type { CliContext } from '../context.ts';
 import { positiveInt } from '../context.ts';
 import { emit, printLines, printTable } from '../output.ts';
@@ -46,6 +43,7 @@ export function registerInboxCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'print JSON')
     .action(async (opts: { workspace?: string; email?: number; limit?: number; json?: boolean }) => {
       const { tenancy, sandbox } = await ctx.open();
+      const { captureSummary } = await import('../../sandbox/inbox.ts');
       const scope = opts.workspace ? { workspaceId: (await tenancy.workspaceByName(opts.workspace)).id } : null;
       const rows = (await sandbox.list(scope, { limit: opts.limit ?? 20, emailId: opts.email })).map(captureSummary);
       emit(opts.json, rows, () =>
@@ -62,6 +60,7 @@ export function registerInboxCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
       const { sandbox } = await ctx.open();
+      const { captureDetail } = await import('../../sandbox/inbox.ts');
       const view = captureDetail(await sandbox.get(null, positiveInt(id)));
       emit(opts.json, view, () =>
         printLines([
@@ -91,6 +90,7 @@ export function registerInboxCommands(program: Command, ctx: CliContext): void {
 
 /** What `serve --sandbox` prints for people: where mail goes, and on an empty database how to try it. */
 export async function sandboxWelcome(server: RunningServer): Promise<string[]> {
+  const [{ SANDBOX_DOMAIN, SIMULATIONS }, { workspaces }] = await Promise.all([import('../../sandbox/index.ts'), import('../../store/workspaces.ts')]);
   const lines = [`Sandbox mode: nothing leaves this machine; every message lands in the sandbox inbox (mailsvc inbox list).`];
   if (!server.url || (await workspaces.list(server.services.db)).length > 0) return lines;
   const api = `http://localhost:${server.roles.api!.ports.http}/api/v1`;

@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { isoOrNull } from '../../core/time.ts';
 import type { RecipientRow } from '../../store/messages.ts';
-import { queueRepo } from '../../store/queue.ts';
 import type { CliContext } from '../context.ts';
 import { positiveInt } from '../context.ts';
 import { emit, printLines, printTable } from '../output.ts';
@@ -39,6 +38,7 @@ export function registerQueueCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
       const { db } = await ctx.open();
+      const { queueRepo } = await import('../../store/queue.ts');
       const stats = await queueRepo.stats(db);
       const oldest = stats.oldestDeferred;
       const doc = {
@@ -73,6 +73,7 @@ export function registerQueueCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'print JSON')
     .action(async (opts: { status?: string[]; domain?: string; email?: number; limit: number; json?: boolean }) => {
       const { db } = await ctx.open();
+      const { queueRepo } = await import('../../store/queue.ts');
       const rows = (await queueRepo.list(db, { status: opts.status, domain: opts.domain, messageId: opts.email, limit: opts.limit })).map(rowView);
       emit(opts.json, rows, () => printTable(rows, ['email_id', 'address', 'status', 'attempts', 'due_at', 'last_mx', 'last_response']));
     });
@@ -85,6 +86,7 @@ export function registerQueueCommands(program: Command, ctx: CliContext): void {
     .action(async (ids: string[], opts: { domain?: string; json?: boolean }) => {
       if (ids.length === 0 && !opts.domain) throw new Error('Name message ids or a --domain to retry');
       const { db, clock } = await ctx.open();
+      const { queueRepo } = await import('../../store/queue.ts');
       const messageIds = ids.length > 0 ? ids.map((id) => positiveInt(id)) : undefined;
       const retried = await queueRepo.retryNow(db, { messageIds, domain: opts.domain }, clock.now());
       emit(opts.json, { retried }, () => printLines([`${retried} deferred recipient(s) are due now; a running server picks them up within a second.`]));

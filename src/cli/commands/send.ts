@@ -1,8 +1,6 @@
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
-import { validateSend } from '../../messages/validate.ts';
 import type { Services } from '../../services.ts';
-import { messagesRepo } from '../../store/messages.ts';
 import type { Principal } from '../../tenancy/principal.ts';
 import type { CliContext } from '../context.ts';
 import { positiveInt } from '../context.ts';
@@ -32,6 +30,7 @@ async function workspaceOf(services: Services, name: string | undefined) {
 
 /** Polls until every recipient is final or the time is up; a running `serve` does the sending. */
 async function waitForOutcome(services: Services, id: number, seconds: number) {
+  const { messagesRepo } = await import('../../store/messages.ts');
   const until = Date.now() + seconds * 1000;
   for (;;) {
     const rows = await messagesRepo.recipients(services.db, id);
@@ -55,6 +54,7 @@ export function registerSendCommand(program: Command, ctx: CliContext): void {
     .option('--json', 'print JSON')
     .action(async (opts: SendOptions) => {
       const services = await ctx.open();
+      const [{ validateSend }, { messagesRepo }] = await Promise.all([import('../../messages/validate.ts'), import('../../store/messages.ts')]);
       const ws = await workspaceOf(services, opts.workspace);
       const key = (await services.tenancy.listKeys(ws.id)).find((k) => k.revoked_at === null && k.domain === null);
       // Sent as the workspace itself; its first live key is recorded as the sender for the audit trail.

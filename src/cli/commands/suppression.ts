@@ -1,12 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { readSuppressionCsv, toCsv } from '../../suppression/csv.ts';
-import { checkStream, suppressionView } from '../../suppression/service.ts';
 import type { CliContext } from '../context.ts';
 import { emit, printLines, printTable } from '../output.ts';
 
 export function registerSuppressionCommands(program: Command, ctx: CliContext): void {
   const cmd = program.command('suppression').description('per-stream suppression lists');
+  const csv = () => import('../../suppression/csv.ts');
+  const service = () => import('../../suppression/service.ts');
   const workspaceId = async (name: string) => (await (await ctx.open()).tenancy.workspaceByName(name)).id;
 
   cmd
@@ -16,6 +16,7 @@ export function registerSuppressionCommands(program: Command, ctx: CliContext): 
     .option('--json', 'print JSON')
     .action(async (opts: { workspace: string; stream?: string; json?: boolean }) => {
       const { suppressions } = await ctx.open();
+      const { suppressionView } = await service();
       const rows = (await suppressions.all(await workspaceId(opts.workspace), opts.stream)).map(suppressionView);
       emit(opts.json, rows, () => printTable(rows, ['address', 'stream', 'reason', 'email_id', 'created_at']));
     });
@@ -27,6 +28,7 @@ export function registerSuppressionCommands(program: Command, ctx: CliContext): 
     .option('--json', 'print JSON')
     .action(async (address: string, opts: { workspace: string; stream: string; json?: boolean }) => {
       const { suppressions } = await ctx.open();
+      const { suppressionView } = await service();
       const { row, created } = await suppressions.add(await workspaceId(opts.workspace), { address, stream: opts.stream, reason: 'manual' });
       emit(opts.json, { ...suppressionView(row), created }, () =>
         printLines([created ? `${row.address} suppressed on ${row.stream}.` : `${row.address} was already suppressed on ${row.stream} (${row.reason}).`]),
@@ -52,9 +54,10 @@ export function registerSuppressionCommands(program: Command, ctx: CliContext): 
     .option('--output <file>', 'write to a file instead of stdout')
     .action(async (opts: { workspace: string; stream?: string; output?: string }) => {
       const { suppressions } = await ctx.open();
-      const csv = toCsv(await suppressions.all(await workspaceId(opts.workspace), opts.stream));
-      if (opts.output) writeFileSync(opts.output, csv);
-      else process.stdout.write(csv);
+      const { toCsv } = await csv();
+      const text = toCsv(await suppressions.all(await workspaceId(opts.workspace), opts.stream));
+      if (opts.output) writeFileSync(opts.output, text);
+      else process.stdout.write(text);
     });
 
   cmd
@@ -66,6 +69,7 @@ export function registerSuppressionCommands(program: Command, ctx: CliContext): 
     .action(async (file: string, opts: { workspace: string; stream?: string; json?: boolean }) => {
       const { suppressions } = await ctx.open();
       const wsId = await workspaceId(opts.workspace);
+      const [{ readSuppressionCsv }, { checkStream }] = await Promise.all([csv(), service()]);
       const { entries, problems } = readSuppressionCsv(readFileSync(file, 'utf8'), opts.stream ? checkStream(opts.stream) : undefined);
       const added = await suppressions.addMany(wsId, entries);
       for (const p of problems) process.stderr.write(`${file}:${p.line}: ${p.error}\n`);

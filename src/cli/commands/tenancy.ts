@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
-import { scopeOf } from '../../tenancy/principal.ts';
-import { keyView, workspaceView } from '../../tenancy/service.ts';
 import type { CliContext } from '../context.ts';
 import { positiveInt } from '../context.ts';
 import { emit, printLines, printTable } from '../output.ts';
 
 export function registerTenancyCommands(program: Command, ctx: CliContext): void {
+  const views = () => import('../../tenancy/service.ts');
   const workspace = program.command('workspace').description('workspaces and their plan limits');
 
   workspace
@@ -28,6 +27,7 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
     .command('list')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
+      const { workspaceView } = await views();
       const rows = (await (await ctx.open()).tenancy.listWorkspaces()).map(workspaceView);
       emit(opts.json, rows, () => printTable(rows, ['id', 'name', 'plan', 'rate_per_minute', 'rate_per_hour', 'created_at']));
     });
@@ -40,6 +40,7 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
     .option('--plan <plan>', 'start from a plan’s limits')
     .option('--json', 'print JSON')
     .action(async (name: string, opts: { perMinute?: number; perHour?: number; plan?: string; json?: boolean }) => {
+      const { workspaceView } = await views();
       const row = workspaceView(await (await ctx.open()).tenancy.setLimits(name, opts));
       emit(opts.json, row, () => printLines([`${row.name}: ${row.rate_per_minute}/minute, ${row.rate_per_hour}/hour (plan ${row.plan})`]));
     });
@@ -57,6 +58,7 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
       const { tenancy } = await ctx.open();
       const ws = await tenancy.workspaceByName(opts.workspace);
       const { secret, row } = await tenancy.createKey(ws.id, { name: opts.name, domain: opts.domain });
+      const { scopeOf } = await import('../../tenancy/principal.ts');
       emit(opts.json, { id: row.id, api_key: secret, scope: scopeOf(row.domain), name: row.name }, () =>
         printLines([`Key ${row.id} (${scopeOf(row.domain)}) created.`, `API key (shown once): ${secret}`]),
       );
@@ -69,6 +71,7 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
     .action(async (opts: { workspace?: string; json?: boolean }) => {
       const { tenancy } = await ctx.open();
       const wsId = opts.workspace ? (await tenancy.workspaceByName(opts.workspace)).id : undefined;
+      const { keyView } = await views();
       const rows = (await tenancy.listKeys(wsId)).map((r) => ({ ...keyView(r), workspace_id: r.workspace_id }));
       emit(opts.json, rows, () => printTable(rows, ['id', 'workspace_id', 'name', 'prefix', 'scope', 'created_at', 'revoked_at']));
     });
@@ -78,6 +81,7 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
     .description('revoke a key; a running server refuses it at once')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
+      const { keyView } = await views();
       const row = keyView(await (await ctx.open()).tenancy.revokeKey(positiveInt(id)));
       emit(opts.json, row, () => printLines([`Key ${row.id} revoked at ${row.revoked_at}.`]));
     });

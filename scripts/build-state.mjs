@@ -1,0 +1,16 @@
+// Whether dist/ (see scripts/build.mjs) is current: its stamp, dist/.built, is at least as new as
+// every file and folder under src/ and as the lockfile of the installed packages (dist/vendor/
+// holds copies of some). Folders count so that a deleted source file makes the build stale too.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export function buildIsCurrent(root = ROOT) {
+  const stamp = statSync(join(root, 'dist', '.built'), { throwIfNoEntry: false });
+  if (!stamp) return false;
+  const src = join(root, 'src');
+  const inputs = [src, ...readdirSync(src, { recursive: true }).map((p) => join(src, p)), join(root, 'node_modules', '.package-lock.json')];
+  return inputs.every((p) => (statSync(p, { throwIfNoEntry: false })?.mtimeMs ?? 0) <= stamp.mtimeMs);
+}

@@ -1,0 +1,72 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { buildIsCurrent } from '../../scripts/build-state.mjs';
+import { runCli } from '../helpers/cli.ts';
+
+function scratchRoot(): string {
+  const root = mkdtempSync(join(tmpdir(), 'mailsvc-build-'));
+  onTestFinished(() => rmSync(root, { recursive: true, force: true }));
+  mkdirSync(join(root, 'src', 'cli'), { recursive: true });
+  writeFileSync(join(root, 'src', 'cli', 'program.ts'), 'export {};\n');
+  writeFileSync(join(root, 'src', 'main.ts'), 'export {};\n');
+  return root;
+}
+
+const at = (path: string, seconds: number) => utimesSync(path, seconds, seconds);
+
+function allAt(root: string, seconds: number) {
+  for (const p of ['src/cli/program.ts', 'src/main.ts', 'src/cli', 'src']) if (existsSync(join(root, p))) at(join(root, p), seconds);
+}
+
+function stamp(root: string, seconds: number) {
+  mkdirSync(join(root, 'dist'), { recursive: true });
+  writeFileSync(join(root, 'dist', '.built'), '');
+  at(join(root, 'dist', '.built'), seconds);
+}
+
+describe('the ahead-of-time build', () => {
+  it('is used only while nothing under src/ changed after it started', () => {
+    const root = scratchRoot();
+    allAt(root, 1_000);
+    expect(buildIsCurrent(root)).toBe(false); // never built
+
+    stamp(root, 2_000);
+    expect(buildIsCurrent(root)).toBe(true);
+
+    at(join(root, 'src', 'cli', 'program.ts'), 3_000); // an edit
+    expect(buildIsCurrent(root)).toBe(false);
+
+    allAt(root, 1_000);
+    rmSync(join(root, 'src', 'main.ts')); // a deletion changes the folder
+    expect(buildIsCurrent(root)).toBe(false);
+
+    allAt(root, 1_000);
+    expect(buildIsCurrent(root)).toBe(true);
+    mkdirSync(join(root, 'node_modules'));
+    writeFileSync(join(root, 'node_modules', '.package-lock.json'), '{}');
+    at(join(root, 'node_modules', '.package-lock.json'), 3_000); // packages installed since
+    expect(buildIsCurrent(root)).toBe(false);
+  });
+
+  it('and the sources through tsx (MAILSVC_FROM_SOURCE=1) give the same CLI', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailsvc-start-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ dataDir: join(dir, 'data'), server: { hostname: 'mail.start.test' } }));
+
+    const built = await runCli(['--help']);
+    const fromSource = await runCli(['--help'], { MAILSVC_FROM_SOURCE: '1' });
+    expect(built.code).toBe(0);
+    expect(fromSource).toEqual(built);
+    expect(built.stdout).toMatch(/^Usage: mailsvc /);
+
+    // The switch is not mistaken for a configuration variable.
+    const migrated = await runCli(['--config', config, 'migrate', '--json'], { MAILSVC_FROM_SOURCE: '1' });
+    expect(migrated.stderr).toBe('');
+    expect(JSON.parse(migrated.stdout).applied.length).toBeGreaterThan(0);
+    const again = await runCli(['--config', config, 'migrate', '--json']);
+    expect(JSON.parse(again.stdout)).toEqual({ applied: [] });
+  });
+});
