@@ -69,6 +69,11 @@ export const ConfigSchema = Type.Object(
           description: 'time one report may take to parse; over it the report is stored unparsed',
         }),
         parseQueue: Type.Integer({ minimum: 0, maximum: 10_000, default: 20, description: 'reports waiting for a parser; more get 451' }),
+        dailyStoreBytesPerIp: Type.Integer({
+          minimum: 0,
+          default: 52_428_800,
+          description: 'raw report bytes stored per sending IP per UTC day; past it reports are kept without their bytes',
+        }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -1,5 +1,18 @@
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { parseReportSync } from '../bounces/index.ts';
+
+// Parsing is background work: on Linux this thread lowers its own priority (nice 10) so that on
+// a busy machine the event loop answering HTTP and SMTP gets the CPU first. /proc/thread-self
+// names this thread's id; elsewhere the thread keeps the process's priority.
+const BACKGROUND_NICE = 10;
+try {
+  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+  if (Number.isInteger(tid) && tid > 0) setPriority(tid, BACKGROUND_NICE);
+} catch {
+  // not Linux, or not permitted: parse at the process's priority
+}
 
 // A small DSN parsed once before the worker says it is ready, so the first real report is not
 // charged the parser's warm-up against its time budget.

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { emptyReport, type ParsedReport } from '../bounces/index.ts';
 import type { Clock, Logger } from '../core/ports.ts';
 import type { Metrics } from '../metrics/registry.ts';
@@ -8,6 +7,7 @@ import { inboundRepo, type InboundOutcome } from '../store/inbound.ts';
 import type { MessageRow } from '../store/messages.ts';
 import type { TokenCodec } from '../tokens/index.ts';
 import { correlate } from './correlate.ts';
+import { rawToKeep, utcDayStart } from './raw-bounds.ts';
 import type { ParseOutcome } from './parse-pool.ts';
 import { planEffects, type Effect, type Plan } from './plan.ts';
 import type { InboundTarget } from './policy.ts';
@@ -21,6 +21,12 @@ export interface InboundDeps {
   hostname: string;
 }
 
+/** What the listener lets one sending IP make us store. */
+export interface StoreBounds {
+  /** `inbound.dailyStoreBytesPerIp`: raw bytes stored per sending IP per UTC day. */
+  dailyStoreBytesPerIp: number;
+}
+
 /** One accepted message for one accepted RCPT. */
 export interface ReceivedReport {
   target: InboundTarget;
@@ -28,8 +34,8 @@ export interface ReceivedReport {
   remoteIp: string;
   helo: string | null;
   raw: Buffer;
+  sha256: string;
   size: number;
-  truncated: boolean;
   /** The message parsed once for all its RCPTs, or why it was not. */
   parse: ParseOutcome;
 }
@@ -39,6 +45,8 @@ export interface HandledReport {
   kind: ParsedReport['kind'];
   outcome: InboundOutcome;
   summary: string;
+  /** Raw bytes stored. */
+  kept: number;
 }
 
 /** The mail's own User-Agent or X-Mailer (RFC 5322 header block only, first 64 KB). */
@@ -65,9 +73,9 @@ async function apply(tx: Tx, e: Effect, message: MessageRow, at: number): Promis
  * retransmission, apply the effects (events, status, suppression) and store the report. The
  * SMTP 250 is given only after that commit, so a report is never acknowledged and lost.
  */
-export async function handleReport(deps: InboundDeps, r: ReceivedReport): Promise<HandledReport> {
+export async function handleReport(deps: InboundDeps, r: ReceivedReport, bounds: StoreBounds): Promise<HandledReport> {
   const report = r.parse.parsed ?? emptyReport();
-  const sha256 = createHash('sha256').update(r.raw).digest('hex');
+  const sha256 = r.sha256;
   const correlation = await correlate(deps.db, r.target, report, deps.verp);
   let plan: Plan = r.parse.unparsed
     ? { outcome: 'unparsed', effects: [], summary: UNPARSED[r.parse.unparsed] }
@@ -79,12 +87,20 @@ export async function handleReport(deps: InboundDeps, r: ReceivedReport): Promis
         hostname: deps.hostname,
       });
   const at = deps.clock.now();
+  let keep = { bytes: r.raw.length, bound: null as ReturnType<typeof rawToKeep>['bound'] };
   const id = await deps.db.transaction(async (tx) => {
     // A sender that lost our 250 sends the same bytes again; its effects happened already.
     if (plan.effects.length > 0 && (await inboundRepo.appliedBefore(tx, sha256))) {
       plan = { outcome: 'duplicate', effects: [], summary: 'identical report already applied' };
     }
     for (const e of plan.effects) await apply(tx, e, correlation.message!, at);
+    keep = rawToKeep({
+      size: r.size,
+      captured: r.raw.length,
+      proven: correlation.proof !== null,
+      storedToday: await inboundRepo.bytesStoredSince(tx, r.remoteIp, utcDayStart(at)),
+      dailyCap: bounds.dailyStoreBytesPerIp,
+    });
     return inboundRepo.insert(tx, {
       received_at: at,
       rcpt: r.target.address,
@@ -92,7 +108,7 @@ export async function handleReport(deps: InboundDeps, r: ReceivedReport): Promis
       remote_ip: r.remoteIp,
       helo: r.helo ? r.helo.slice(0, 255) : null,
       size: r.size,
-      truncated: r.truncated,
+      truncated: keep.bytes < r.size,
       sha256,
       kind: report.kind,
       feedback_type: report.feedbackType ? report.feedbackType.slice(0, 32) : null,
@@ -102,10 +118,13 @@ export async function handleReport(deps: InboundDeps, r: ReceivedReport): Promis
       recipient_id: plan.effects[0]?.recipient.id ?? correlation.pinned?.id ?? null,
       outcome: plan.outcome,
       effect: plan.summary,
-      raw: r.raw,
+      raw: r.raw.subarray(0, keep.bytes),
+      raw_bound: keep.bound,
     });
   });
   deps.metrics.inboundReports.inc({ kind: report.kind, outcome: plan.outcome });
+  if (keep.bound === 'ip_daily_cap') deps.metrics.inboundNotStored.inc({ reason: keep.bound });
+  else if (keep.bound) deps.metrics.inboundTruncated.inc({ reason: keep.bound });
   deps.log.info(
     {
       phase: 'report',
@@ -114,7 +133,8 @@ export async function handleReport(deps: InboundDeps, r: ReceivedReport): Promis
       from: r.mailFrom,
       ip: r.remoteIp,
       size: r.size,
-      truncated: r.truncated,
+      kept: keep.bytes,
+      raw_bound: keep.bound,
       kind: report.kind,
       feedback_type: report.feedbackType,
       proof: correlation.proof,
@@ -123,5 +143,5 @@ export async function handleReport(deps: InboundDeps, r: ReceivedReport): Promis
     },
     `REPORT id=${id} kind=${report.kind} outcome=${plan.outcome} ${plan.summary}`,
   );
-  return { id, kind: report.kind, outcome: plan.outcome, summary: plan.summary };
+  return { id, kind: report.kind, outcome: plan.outcome, summary: plan.summary, kept: keep.bytes };
 }

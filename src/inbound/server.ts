@@ -5,7 +5,7 @@ import type { ReturnPathDomains } from '../domains/return-path.ts';
 import { ConnectionLimiter, INBOUND_LIMITS, MessageRateLimiter } from './limits.ts';
 import { checkRecipient, checkSender, type InboundTarget } from './policy.ts';
 import { ParseQueueFull, startParsePool, type ParsePoolOptions } from './parse-pool.ts';
-import { handleReport, type InboundDeps } from './process.ts';
+import { handleReport, type HandledReport, type InboundDeps } from './process.ts';
 import { captureMessage } from './receive.ts';
 import { smtpError, SmtpReplyError, type ReplyName } from './replies.ts';
 import type { TokenCodec } from '../tokens/index.ts';
@@ -22,12 +22,16 @@ export interface InboundListenerOptions {
   maxRecipients?: number;
   socketTimeoutMs?: number;
   closeTimeoutMs?: number;
+  /** Raw bytes stored per sending IP per UTC day (`inbound.dailyStoreBytesPerIp`). */
+  dailyStoreBytesPerIp?: number;
   /** Report parsing in worker threads (`inbound.parseWorkers`, `parseBudgetMs`, `parseQueue`). */
   parse?: ParsePoolOptions;
 }
 
 /** The defaults of `inbound.parseWorkers`, `inbound.parseBudgetMs` and `inbound.parseQueue`. */
 const PARSE_DEFAULTS: ParsePoolOptions = { workers: 2, budgetMs: 2000, maxQueued: 20 };
+/** The default of `inbound.dailyStoreBytesPerIp`. */
+const DAILY_STORE_BYTES_PER_IP = 52_428_800;
 
 export interface InboundListenerDeps extends InboundDeps {
   unsubscribe: TokenCodec;
@@ -52,6 +56,7 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
   const targets = new Map<string, Map<string, InboundTarget>>();
   const log = deps.log.child({ role: 'inbound' });
   const parser = await startParsePool(options.parse ?? PARSE_DEFAULTS, log);
+  const bounds = { dailyStoreBytesPerIp: options.dailyStoreBytesPerIp ?? DAILY_STORE_BYTES_PER_IP };
 
   const refuse = (name: ReplyName, session: SMTPServerSession, phase: string, detail: Record<string, unknown> = {}) => {
     deps.metrics.inboundRefusals.inc({ reason: name });
@@ -143,20 +148,14 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
     const captured = await captureMessage(stream, options.maxSize);
     const parse = await parser.parse(captured.raw);
     if (parse.unparsed) deps.metrics.inboundUnparsed.inc({ reason: parse.unparsed });
-    const ids: number[] = [];
+    const handled: HandledReport[] = [];
     for (const target of accepted) {
-      const handled = await handleReport(deps, {
-        target,
-        mailFrom,
-        remoteIp: session.remoteAddress,
-        helo: session.hostNameAppearsAs || null,
-        parse,
-        ...captured,
-      });
-      ids.push(handled.id);
+      const report = { target, mailFrom, remoteIp: session.remoteAddress, helo: session.hostNameAppearsAs || null, parse, ...captured };
+      handled.push(await handleReport(deps, report, bounds));
     }
-    const truncated = captured.truncated ? ` (kept the first ${captured.raw.length} of ${captured.size} bytes)` : '';
-    return `2.0.0 Ok: report ${ids.join(',')} stored${truncated}`;
+    const kept = handled.reduce((most, h) => Math.max(most, h.kept), 0);
+    const note = kept < captured.size ? ` (kept the first ${kept} of ${captured.size} bytes)` : '';
+    return `2.0.0 Ok: report ${handled.map((h) => h.id).join(',')} stored${note}`;
   }
 
   // An error on a client socket (reset mid-session, bad TLS) is that session's problem only.

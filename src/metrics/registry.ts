@@ -36,6 +36,18 @@ export function createMetrics() {
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    inboundTruncated: new Counter({
+      name: 'mailsvc_inbound_reports_truncated_total',
+      help: 'Inbound reports whose raw bytes were stored cut, by bound (max_size, unproven: 256 KB without proof)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    inboundNotStored: new Counter({
+      name: 'mailsvc_inbound_reports_not_stored_total',
+      help: 'Inbound reports whose raw bytes were not stored at all, by reason (ip_daily_cap)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     inboundRefusals: new Counter({
       name: 'mailsvc_inbound_refusals_total',
       help: 'SMTP commands the inbound listener refused, by reason',

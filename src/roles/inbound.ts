@@ -23,6 +23,7 @@ export const startInboundRole: RoleStarter = async (services) => {
       port: config.inbound.port,
       maxSize: config.inbound.maxSize,
       tls,
+      dailyStoreBytesPerIp: config.inbound.dailyStoreBytesPerIp,
       parse: { workers: config.inbound.parseWorkers, budgetMs: config.inbound.parseBudgetMs, maxQueued: config.inbound.parseQueue },
     },
   );

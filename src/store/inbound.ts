@@ -3,6 +3,8 @@ import type { MessageRow, RecipientRow } from './messages.ts';
 
 export type InboundOutcome = 'applied' | 'duplicate' | 'no_effect' | 'uncorrelated' | 'unparsed';
 export type InboundProof = 'verp' | 'unsubscribe' | 'message_id';
+/** Which bound cut a report's stored raw bytes (null: all received bytes are kept). */
+export type RawBound = 'max_size' | 'unproven' | 'ip_daily_cap';
 
 export interface InboundReportRow {
   id: number;
@@ -23,16 +25,27 @@ export interface InboundReportRow {
   outcome: InboundOutcome;
   effect: string;
   raw: Buffer;
+  /** Bytes of `raw`, what the per-IP daily cap sums. */
+  stored_bytes: number;
+  raw_bound: RawBound | null;
 }
 
 function normalise(row: InboundReportRow | undefined): InboundReportRow | undefined {
   if (!row) return row;
-  return { ...row, truncated: bool(row.truncated), size: Number(row.size), received_at: Number(row.received_at) };
+  return {
+    ...row,
+    truncated: bool(row.truncated),
+    size: Number(row.size),
+    received_at: Number(row.received_at),
+    stored_bytes: Number(row.stored_bytes),
+  };
 }
 
 export const inboundRepo = {
-  async insert(db: Conn, row: Omit<InboundReportRow, 'id'>): Promise<number> {
-    const [inserted] = await db('inbound_reports').insert(row).returning('id');
+  async insert(db: Conn, row: Omit<InboundReportRow, 'id' | 'stored_bytes' | 'raw_bound'> & { raw_bound?: RawBound | null }): Promise<number> {
+    const [inserted] = await db('inbound_reports')
+      .insert({ ...row, raw_bound: row.raw_bound ?? null, stored_bytes: row.raw.length })
+      .returning('id');
     return insertedId(inserted);
   },
   byId: async (db: Conn, id: number) => normalise(await db('inbound_reports').where({ id }).first()),
@@ -63,6 +76,11 @@ export const inboundRepo = {
   /** The first `limit` recipient rows of a message (two tell whether it had exactly one). */
   recipientsOf: (db: Conn, messageId: number, limit: number): Promise<RecipientRow[]> =>
     db('recipients').where({ message_id: messageId }).orderBy('id').limit(limit),
+  /** Raw bytes stored for reports from `remoteIp` received at or after `since`. */
+  async bytesStoredSince(db: Conn, remoteIp: string, since: number): Promise<number> {
+    const row = await db('inbound_reports').where({ remote_ip: remoteIp }).andWhere('received_at', '>=', since).sum({ total: 'stored_bytes' }).first();
+    return Number(row?.total ?? 0);
+  },
   /** Raw reports are message bodies: pruned with them after `retention.days`. */
   prune: (db: Conn, before: number): Promise<number> => db('inbound_reports').where('received_at', '<', before).delete(),
 };

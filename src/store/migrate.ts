@@ -4,6 +4,7 @@ import * as platform from './migrations/001_platform.ts';
 import * as messages from './migrations/002_messages.ts';
 import * as delivery from './migrations/003_delivery.ts';
 import * as inbound from './migrations/004_inbound.ts';
+import * as reportBounds from './migrations/005_report_bounds.ts';
 import * as sandbox from './migrations/006_sandbox.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '002_messages': messages,
   '003_delivery': delivery,
   '004_inbound': inbound,
+  '005_report_bounds': reportBounds,
   '006_sandbox': sandbox,
 };
 
