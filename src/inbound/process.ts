@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { emptyReport, type ParsedReport } from '../bounces/index.ts';
 import type { Clock, Logger } from '../core/ports.ts';
 import type { Metrics } from '../metrics/registry.ts';
@@ -27,6 +28,9 @@ export interface StoreBounds {
   dailyStoreBytesPerIp: number;
 }
 
+/** For reports we make ourselves (the sandbox's feedback), which no stranger controls. */
+const UNBOUNDED: StoreBounds = { dailyStoreBytesPerIp: Number.POSITIVE_INFINITY };
+
 /** One accepted message for one accepted RCPT. */
 export interface ReceivedReport {
   target: InboundTarget;
@@ -34,7 +38,8 @@ export interface ReceivedReport {
   remoteIp: string;
   helo: string | null;
   raw: Buffer;
-  sha256: string;
+  /** SHA-256 of `raw` when the caller hashed it as it arrived. */
+  sha256?: string;
   size: number;
   /** The message parsed once for all its RCPTs, or why it was not. */
   parse: ParseOutcome;
@@ -73,9 +78,9 @@ async function apply(tx: Tx, e: Effect, message: MessageRow, at: number): Promis
  * retransmission, apply the effects (events, status, suppression) and store the report. The
  * SMTP 250 is given only after that commit, so a report is never acknowledged and lost.
  */
-export async function handleReport(deps: InboundDeps, r: ReceivedReport, bounds: StoreBounds): Promise<HandledReport> {
+export async function handleReport(deps: InboundDeps, r: ReceivedReport, bounds: StoreBounds = UNBOUNDED): Promise<HandledReport> {
   const report = r.parse.parsed ?? emptyReport();
-  const sha256 = r.sha256;
+  const sha256 = r.sha256 ?? createHash('sha256').update(r.raw).digest('hex');
   const correlation = await correlate(deps.db, r.target, report, deps.verp);
   let plan: Plan = r.parse.unparsed
     ? { outcome: 'unparsed', effects: [], summary: UNPARSED[r.parse.unparsed] }

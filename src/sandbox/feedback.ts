@@ -102,7 +102,6 @@ export async function sendFeedback(deps: FeedbackDeps, kind: Feedback, copy: Del
     helo: SANDBOX_HOST,
     raw,
     size: raw.length,
-    truncated: false,
     // Our own few-kilobyte report: parsed here, without the worker pool strangers' reports need.
     parse: { parsed: await parseReport(raw), unparsed: null },
   });
