@@ -77,7 +77,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       return (metrics ??= createMetrics());
     },
     tenancy: new TenancyService({ db, clock }),
-    domains: new DomainService({ db, clock, dns, serverHostname: config.server.hostname, log }),
+    domains: new DomainService({ db, clock, dns, serverHostname: config.server.hostname, log, sandbox: config.delivery.mode === 'sandbox' }),
     committer,
     accept: new AcceptService({ db, committer, clock, log }),
     messages: new MessageQueries({ db, clock }),

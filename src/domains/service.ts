@@ -41,7 +41,7 @@ export function domainView(row: DomainRow, serverHostname: string) {
 
 export class DomainService {
   constructor(
-    private readonly deps: { db: Db; clock: Clock; dns: DnsResolver; serverHostname: string; log: Logger },
+    private readonly deps: { db: Db; clock: Clock; dns: DnsResolver; serverHostname: string; log: Logger; sandbox?: boolean },
   ) {}
 
   view = (row: DomainRow) => domainView(row, this.deps.serverHostname);
@@ -94,6 +94,11 @@ export class DomainService {
     const records = this.records(row);
     const checks = await checkRecords(records, this.deps.dns);
     const ok = records.every((r, i) => !r.required || checks[i].verified);
+    // RFC 6761: `.test` never exists in the public DNS; only the sandbox can verify such a domain.
+    if (!ok && !this.deps.sandbox && row.name.endsWith('.test')) {
+      const failed = checks[records.findIndex((r, i) => r.required && !checks[i].verified)];
+      failed.problem += '; .test domains never exist in public DNS: verify them in sandbox mode (serve --sandbox, MAILSVC_DELIVERY_MODE=sandbox for the CLI)';
+    }
     const returnPath = records.findIndex((r) => r.purpose === 'return_path');
     await domainsRepo.update(this.deps.db, row.id, {
       status: ok ? 'verified' : 'pending',

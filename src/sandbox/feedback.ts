@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseReport } from '../bounces/index.ts';
 import { handleReport, type HandledReport, type InboundDeps } from '../inbound/process.ts';
-import { checkRecipient, splitAddress } from '../inbound/policy.ts';
+import { checkRecipient } from '../inbound/policy.ts';
 import type { TokenCodec } from '../tokens/index.ts';
 import { SANDBOX_HOST, type Feedback } from './outcomes.ts';
 
@@ -89,7 +89,7 @@ export function unsubscribeMail(copy: DeliveredCopy, to: string): Buffer {
  * the same proof, the same events, the same suppression.
  */
 export async function sendFeedback(deps: FeedbackDeps, kind: Feedback, copy: DeliveredCopy): Promise<HandledReport> {
-  const rpd = (splitAddress(copy.mailFrom) as { domain: string }).domain;
+  const rpd = copy.mailFrom.slice(copy.mailFrom.lastIndexOf('@') + 1);
   const address = kind === 'complaint' ? `fbl@${rpd}` : `u+${deps.unsubscribe.signId(copy.recipientId)}@${rpd}`;
   const policy = { returnPathDomains: new Set([rpd]), verp: deps.verp, unsubscribe: deps.unsubscribe, maxRecipients: 1 };
   const decision = checkRecipient({ accepted: 0 }, address, policy);

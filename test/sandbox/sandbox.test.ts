@@ -178,6 +178,7 @@ describe.each(STORES)('sandbox mode (%s)', (kind) => {
     // Live mode verifies *.test domains through DNS like any other: nothing is published there.
     const domain = (await env.server.api('GET', '/domains', { key: env.ws.apiKey })).body.data[0];
     expect(domain.status).toBe('pending');
+    expect(domain.problems.join('\n')).toMatch(/\.test domains never exist in public DNS: verify them in sandbox mode/);
   });
 
   it('retention prunes captures with the message bodies', async () => {
