@@ -1,5 +1,6 @@
 import { parse, type Options } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
+import { invalid } from '../core/errors.ts';
 import { iso } from '../core/time.ts';
 import type { SuppressionRow } from '../store/suppressions.ts';
 import { REASONS, checkAddress, checkStream } from './service.ts';
@@ -28,13 +29,15 @@ export interface ImportProblem {
 
 /**
  * Reads a CSV with a header row naming at least `address` (and `stream` unless a default is
- * given). Every bad line is reported by its line number and the rest are kept.
+ * given). Every bad line is reported by its line number and the rest are kept; a file without
+ * such a header is refused as a whole.
  */
 export function readSuppressionCsv(text: string, defaultStream?: Stream): { entries: ImportLine[]; problems: ImportProblem[] } {
   const problems: ImportProblem[] = [];
+  let header: string[] | null = null;
   // `on_skip` exists in csv-parse 5 but is missing from its type definitions.
   const options: Options & { on_skip: (err: (Error & { lines?: number }) | undefined) => void } = {
-    columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()),
+    columns: (names: string[]) => (header = names.map((h) => h.trim().toLowerCase())),
     skip_empty_lines: true,
     trim: true,
     bom: true,
@@ -47,9 +50,9 @@ export function readSuppressionCsv(text: string, defaultStream?: Stream): { entr
   };
   const records = parse(text, options) as { record: Record<string, string>; info: { lines: number } }[];
 
-  if (records.length > 0 && !('address' in records[0].record)) {
-    return { entries: [], problems: [{ line: 1, error: 'the header row must name an `address` column' }, ...problems] };
-  }
+  const names = header as string[] | null;
+  if (!names) throw invalid('the file is empty: expected a header row naming an `address` column');
+  if (!names.includes('address')) throw invalid(`the header row must name an \`address\` column; it names ${names.map((n) => JSON.stringify(n)).join(', ')}`);
   const entries: ImportLine[] = [];
   for (const { record, info } of records) {
     try {

@@ -45,10 +45,10 @@ describe.each(STORES)('the mailsvc CLI (%s)', (kind) => {
     const cfg = ['--config', server.configFile];
     const cases: [string[], RegExp][] = [
       [['workspace', 'limits', 'acme', '--per-minute', 'lots'], /--per-minute.*must be a positive integer/],
-      [['workspace', 'limits', 'nobody', '--per-minute', '5'], /Not found/],
-      [['domain', 'add', 'bad domain', '--workspace', 'x'], /Not found|domain name/],
+      [['workspace', 'limits', 'nobody', '--per-minute', '5'], /^error: workspace "nobody" not found$/m],
+      [['domain', 'add', 'bad.test', '--workspace', 'x'], /^error: workspace "x" not found$/m],
       [['domain', 'tracking', 'x.test', '--open', 'maybe'], /must be on or off/],
-      [['key', 'create'], /required option '--workspace <name>'/],
+      [['key', 'create'], /no workspace yet; create one with: mailsvc workspace create NAME/],
       [['key', 'revoke', 'abc'], /positive integer/],
       [['no-such-command'], /unknown command/],
     ];

@@ -53,7 +53,9 @@ describe.each(STORES)('suppression CSV (%s)', (kind) => {
       ].join('\n') + '\n',
     );
     const res = await runCli([...cfg, 'suppression', 'import', file, '--workspace', 'w', '--stream', 'transactional', '--json']);
-    expect(res.code).toBe(0);
+    // The good lines are in, but the import did not do all it was asked: exit status 1.
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^error: 2 line\(s\) of .*in\.csv skipped, the other entries imported; .*--allow-partial/m);
     const summary = JSON.parse(res.stdout);
     expect(summary.imported).toBe(2);
     expect(summary.errors.map((e: { line: number }) => e.line)).toStrictEqual([3, 4]);
@@ -68,9 +70,24 @@ describe.each(STORES)('suppression CSV (%s)', (kind) => {
     // An unterminated quote swallows the rest of the file: what came before is kept.
     const ragged = join(server.store.dataDir, 'ragged.csv');
     writeFileSync(ragged, 'address,stream\nok@example.org,broadcast\n"broken@example.org,broadcast\n');
-    const res2 = await runCli([...cfg, 'suppression', 'import', ragged, '--workspace', 'w', '--json']);
+    const res2 = await runCli([...cfg, 'suppression', 'import', ragged, '--workspace', 'w', '--allow-partial', '--json']);
     expect(res2.code).toBe(0);
     expect(JSON.parse(res2.stdout).imported).toBe(1);
     expect(JSON.parse(res2.stdout).errors).toHaveLength(1);
+  });
+
+  it('refuses a file without an address header as a whole, --allow-partial or not', async () => {
+    const server = await startTestServer(kind);
+    const cfg = ['--config', server.configFile];
+    await server.workspace('w');
+    const file = join(server.store.dataDir, 'emails.csv');
+    writeFileSync(file, 'email,stream\nsomeone@example.org,broadcast\n');
+    for (const extra of [[], ['--allow-partial']]) {
+      const res = await runCli([...cfg, 'suppression', 'import', file, ...extra, '--json']);
+      expect(res.code).toBe(1);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toBe('error: the header row must name an `address` column; it names "email", "stream"\n');
+    }
+    expect(oneJson(await runCli([...cfg, 'suppression', 'list', '--json']))).toEqual([]);
   });
 });

@@ -52,7 +52,10 @@ describe.each(STORES)('domain records and verification (%s)', (kind) => {
 
     // A wrong key: the domain stays pending and the mismatch is named.
     publish(dns, records.map((r) => (r.purpose === 'dkim' ? { ...r, value: 'v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiWRONGKEY' } : r)));
-    const wrong = oneJson(await runCli([...cfg, 'domain', 'verify', 'example.test', '--json']));
+    const failed = await runCli([...cfg, 'domain', 'verify', 'example.test', '--json']);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/^error: domain "example\.test" is not verified: dkim: TXT .* publishes a different key/m);
+    const wrong = JSON.parse(failed.stdout);
     expect(wrong.status).toBe('pending');
     expect(wrong.records.find((r: { purpose: string }) => r.purpose === 'dkim').verified).toBe(false);
     expect(wrong.problems.join('\n')).toMatch(/dkim: TXT mailsvc\d+\._domainkey\.example\.test publishes a different key/);

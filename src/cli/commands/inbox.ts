@@ -42,9 +42,9 @@ export function registerInboxCommands(program: Command, ctx: CliContext): void {
     .option('--limit <n>', 'at most this many (default 20)', positiveInt)
     .option('--json', 'print JSON')
     .action(async (opts: { workspace?: string; email?: number; limit?: number; json?: boolean }) => {
-      const { tenancy, sandbox } = await ctx.open();
+      const { sandbox } = await ctx.open();
       const { captureSummary } = await import('../../sandbox/inbox.ts');
-      const scope = opts.workspace ? { workspaceId: (await tenancy.workspaceByName(opts.workspace)).id } : null;
+      const scope = opts.workspace ? { workspaceId: (await ctx.workspace(opts.workspace)).id } : null;
       const rows = (await sandbox.list(scope, { limit: opts.limit ?? 20, emailId: opts.email })).map(captureSummary);
       emit(opts.json, rows, () =>
         printTable(

@@ -20,14 +20,6 @@ interface SendOptions {
   json?: boolean;
 }
 
-/** The workspace named, or the only one there is. */
-async function workspaceOf(services: Services, name: string | undefined) {
-  if (name) return services.tenancy.workspaceByName(name);
-  const all = await services.tenancy.listWorkspaces();
-  if (all.length !== 1) throw new Error(`There are ${all.length} workspaces; name one with --workspace`);
-  return all[0]!;
-}
-
 /** Polls until every recipient is final or the time is up; a running `serve` does the sending. */
 async function waitForOutcome(services: Services, id: number, seconds: number) {
   const { messagesRepo } = await import('../../store/messages.ts');
@@ -55,7 +47,7 @@ export function registerSendCommand(program: Command, ctx: CliContext): void {
     .action(async (opts: SendOptions) => {
       const services = await ctx.open();
       const [{ validateSend }, { messagesRepo }] = await Promise.all([import('../../messages/validate.ts'), import('../../store/messages.ts')]);
-      const ws = await workspaceOf(services, opts.workspace);
+      const ws = await ctx.workspace(opts.workspace);
       const key = (await services.tenancy.listKeys(ws.id)).find((k) => k.revoked_at === null && k.domain === null);
       // Sent as the workspace itself; its first live key is recorded as the sender for the audit trail.
       const principal: Principal = { keyId: key?.id ?? 0, workspaceId: ws.id, domain: null, limits: { perMinute: ws.rate_per_minute, perHour: ws.rate_per_hour } };

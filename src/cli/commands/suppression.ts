@@ -1,20 +1,26 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { ServiceError } from '../../core/errors.ts';
 import type { CliContext } from '../context.ts';
 import { emit, printLines, printTable } from '../output.ts';
 
+/** The stream `add` and `remove` act on without --stream: the one messages default to. */
+const DEFAULT_STREAM = 'transactional';
+const WORKSPACE_HELP = 'workspace name (default: the only one)';
+
 export function registerSuppressionCommands(program: Command, ctx: CliContext): void {
-  const cmd = program.command('suppression').description('per-stream suppression lists');
+  const cmd = program.command('suppression').description('per-stream suppression lists: addresses no mail is sent to');
   const csv = () => import('../../suppression/csv.ts');
   const service = () => import('../../suppression/service.ts');
-  const workspaceId = async (name: string) => (await (await ctx.open()).tenancy.workspaceByName(name)).id;
+  const workspaceId = async (name: string | undefined) => (await ctx.workspace(name)).id;
 
   cmd
     .command('list')
-    .requiredOption('--workspace <name>', 'workspace name')
-    .option('--stream <stream>', 'transactional or broadcast')
+    .description('suppressed addresses, with the reason and the message that caused each')
+    .option('--workspace <name>', WORKSPACE_HELP)
+    .option('--stream <stream>', 'only this stream: transactional or broadcast (default: both)')
     .option('--json', 'print JSON')
-    .action(async (opts: { workspace: string; stream?: string; json?: boolean }) => {
+    .action(async (opts: { workspace?: string; stream?: string; json?: boolean }) => {
       const { suppressions } = await ctx.open();
       const { suppressionView } = await service();
       const rows = (await suppressions.all(await workspaceId(opts.workspace), opts.stream)).map(suppressionView);
@@ -23,10 +29,11 @@ export function registerSuppressionCommands(program: Command, ctx: CliContext): 
 
   cmd
     .command('add <address>')
-    .requiredOption('--workspace <name>', 'workspace name')
-    .requiredOption('--stream <stream>', 'transactional or broadcast')
+    .description('suppress an address on one stream (reason manual)')
+    .option('--workspace <name>', WORKSPACE_HELP)
+    .option('--stream <stream>', `transactional or broadcast (default: ${DEFAULT_STREAM})`, DEFAULT_STREAM)
     .option('--json', 'print JSON')
-    .action(async (address: string, opts: { workspace: string; stream: string; json?: boolean }) => {
+    .action(async (address: string, opts: { workspace?: string; stream: string; json?: boolean }) => {
       const { suppressions } = await ctx.open();
       const { suppressionView } = await service();
       const { row, created } = await suppressions.add(await workspaceId(opts.workspace), { address, stream: opts.stream, reason: 'manual' });
@@ -37,22 +44,29 @@ export function registerSuppressionCommands(program: Command, ctx: CliContext): 
 
   cmd
     .command('remove <address>')
-    .requiredOption('--workspace <name>', 'workspace name')
-    .requiredOption('--stream <stream>', 'transactional or broadcast')
+    .description('take an address off one stream’s list, so mail to it is sent again')
+    .option('--workspace <name>', WORKSPACE_HELP)
+    .option('--stream <stream>', `transactional or broadcast (default: ${DEFAULT_STREAM})`, DEFAULT_STREAM)
     .option('--json', 'print JSON')
-    .action(async (address: string, opts: { workspace: string; stream: string; json?: boolean }) => {
+    .action(async (address: string, opts: { workspace?: string; stream: string; json?: boolean }) => {
       const { suppressions } = await ctx.open();
-      await suppressions.remove(await workspaceId(opts.workspace), opts.stream, address);
+      const wsId = await workspaceId(opts.workspace);
+      try {
+        await suppressions.remove(wsId, opts.stream, address);
+      } catch (err) {
+        if (err instanceof ServiceError && err.code === 'NOT_FOUND') throw new Error(`${address} is not suppressed on ${opts.stream}`);
+        throw err;
+      }
       emit(opts.json, { address: address.toLowerCase(), stream: opts.stream, deleted: true }, () => printLines([`${address} removed from ${opts.stream}.`]));
     });
 
   cmd
     .command('export')
     .description('write the list as CSV (address,stream,reason,email_id,created_at)')
-    .requiredOption('--workspace <name>', 'workspace name')
-    .option('--stream <stream>', 'only this stream')
+    .option('--workspace <name>', WORKSPACE_HELP)
+    .option('--stream <stream>', 'only this stream (default: both)')
     .option('--output <file>', 'write to a file instead of stdout')
-    .action(async (opts: { workspace: string; stream?: string; output?: string }) => {
+    .action(async (opts: { workspace?: string; stream?: string; output?: string }) => {
       const { suppressions } = await ctx.open();
       const { toCsv } = await csv();
       const text = toCsv(await suppressions.all(await workspaceId(opts.workspace), opts.stream));
@@ -62,11 +76,12 @@ export function registerSuppressionCommands(program: Command, ctx: CliContext): 
 
   cmd
     .command('import <file>')
-    .description('read a CSV with a header row (address[,stream][,reason]); bad lines are reported and skipped')
-    .requiredOption('--workspace <name>', 'workspace name')
+    .description('read a CSV with a header row (address[,stream][,reason]); bad lines are reported by number and the rest imported, exit status 1 unless --allow-partial')
+    .option('--workspace <name>', WORKSPACE_HELP)
     .option('--stream <stream>', 'stream for rows without one')
+    .option('--allow-partial', 'exit 0 even when some lines were skipped')
     .option('--json', 'print JSON')
-    .action(async (file: string, opts: { workspace: string; stream?: string; json?: boolean }) => {
+    .action(async (file: string, opts: { workspace?: string; stream?: string; allowPartial?: boolean; json?: boolean }) => {
       const { suppressions } = await ctx.open();
       const wsId = await workspaceId(opts.workspace);
       const [{ readSuppressionCsv }, { checkStream }] = await Promise.all([csv(), service()]);
@@ -77,5 +92,8 @@ export function registerSuppressionCommands(program: Command, ctx: CliContext): 
       emit(opts.json, summary, () =>
         printLines([`Imported ${added} entries (${entries.length - added} already present, ${problems.length} bad lines).`]),
       );
+      if (problems.length > 0 && !opts.allowPartial) {
+        throw new Error(`${problems.length} line(s) of ${file} skipped, the other entries imported; fix them and import again, or pass --allow-partial to accept`);
+      }
     });
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.ts';
-import { positiveInt } from '../context.ts';
+import { named, positiveInt } from '../context.ts';
 import { emit, printLines, printTable } from '../output.ts';
 
 export function registerTenancyCommands(program: Command, ctx: CliContext): void {
@@ -25,6 +25,7 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
 
   workspace
     .command('list')
+    .description('workspaces with their plan and rate limits')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
       const { workspaceView } = await views();
@@ -41,7 +42,8 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
     .option('--json', 'print JSON')
     .action(async (name: string, opts: { perMinute?: number; perHour?: number; plan?: string; json?: boolean }) => {
       const { workspaceView } = await views();
-      const row = workspaceView(await (await ctx.open()).tenancy.setLimits(name, opts));
+      const { tenancy } = await ctx.open();
+      const row = workspaceView(await named('workspace', name, () => tenancy.setLimits(name, opts)));
       emit(opts.json, row, () => printLines([`${row.name}: ${row.rate_per_minute}/minute, ${row.rate_per_hour}/hour (plan ${row.plan})`]));
     });
 
@@ -50,13 +52,13 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
   key
     .command('create')
     .description('create an API key, scoped to the workspace or narrowed to one domain')
-    .requiredOption('--workspace <name>', 'workspace name')
+    .option('--workspace <name>', 'workspace name (default: the only one)')
     .option('--domain <domain>', 'narrow the key to one sending domain')
     .option('--name <name>', 'a label for the key')
     .option('--json', 'print JSON')
-    .action(async (opts: { workspace: string; domain?: string; name?: string; json?: boolean }) => {
+    .action(async (opts: { workspace?: string; domain?: string; name?: string; json?: boolean }) => {
       const { tenancy } = await ctx.open();
-      const ws = await tenancy.workspaceByName(opts.workspace);
+      const ws = await ctx.workspace(opts.workspace);
       const { secret, row } = await tenancy.createKey(ws.id, { name: opts.name, domain: opts.domain });
       const { scopeOf } = await import('../../tenancy/principal.ts');
       emit(opts.json, { id: row.id, api_key: secret, scope: scopeOf(row.domain), name: row.name }, () =>
@@ -66,11 +68,12 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
 
   key
     .command('list')
-    .option('--workspace <name>', 'only this workspace')
+    .description('API keys (prefix only: secrets are never stored), with scope and revocation time')
+    .option('--workspace <name>', 'only this workspace (default: all)')
     .option('--json', 'print JSON')
     .action(async (opts: { workspace?: string; json?: boolean }) => {
       const { tenancy } = await ctx.open();
-      const wsId = opts.workspace ? (await tenancy.workspaceByName(opts.workspace)).id : undefined;
+      const wsId = opts.workspace ? (await ctx.workspace(opts.workspace)).id : undefined;
       const { keyView } = await views();
       const rows = (await tenancy.listKeys(wsId)).map((r) => ({ ...keyView(r), workspace_id: r.workspace_id }));
       emit(opts.json, rows, () => printTable(rows, ['id', 'workspace_id', 'name', 'prefix', 'scope', 'created_at', 'revoked_at']));
@@ -82,7 +85,8 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
       const { keyView } = await views();
-      const row = keyView(await (await ctx.open()).tenancy.revokeKey(positiveInt(id)));
+      const { tenancy } = await ctx.open();
+      const row = keyView(await named('key', id, () => tenancy.revokeKey(positiveInt(id))));
       emit(opts.json, row, () => printLines([`Key ${row.id} revoked at ${row.revoked_at}.`]));
     });
 }
