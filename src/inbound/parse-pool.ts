@@ -1,6 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { ParsedReport } from '../bounces/index.ts';
 import type { Logger } from '../core/ports.ts';
+import type { ReportBytes } from './receive.ts';
 import { startWorker } from './worker-entry.ts';
 
 export interface ParsePoolOptions {
@@ -20,7 +21,7 @@ export type ParseOutcome = { parsed: ParsedReport; unparsed: null } | { parsed: 
 /** Turns raw report bytes into a parsed report, or says why it could not. */
 export interface ReportParser {
   /** Rejects with ParseQueueFull when every worker is busy and the queue is full. */
-  parse(raw: Buffer): Promise<ParseOutcome>;
+  parse(raw: ReportBytes): Promise<ParseOutcome>;
   close(): Promise<void>;
 }
 
@@ -38,7 +39,7 @@ const WORKER_HEAP_MB = 512;
 const RESTART_DELAY_MS = 1_000;
 
 interface Job {
-  raw: Buffer;
+  raw: ReportBytes;
   done(outcome: ParseOutcome): void;
 }
 
@@ -77,7 +78,8 @@ export async function startParsePool(options: ParsePoolOptions, log: Logger): Pr
 
   const run = (slot: Slot, job: Job) => {
     slot.job = job;
-    slot.worker!.postMessage(job.raw);
+    // Shared segments cross without a copy; the worker joins them on its own thread.
+    slot.worker!.postMessage({ segments: job.raw.segments, length: job.raw.length });
     slot.timer = setTimeout(() => {
       log.warn({ phase: 'parse', budget_ms: options.budgetMs, size: job.raw.length }, 'report over its parse time budget; worker replaced');
       replace(slot, { parsed: null, unparsed: 'time_budget' });

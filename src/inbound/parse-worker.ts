@@ -26,9 +26,9 @@ const WARM_UP = Buffer.from(
 // One report at a time: the pool posts raw bytes and waits for the parsed report, and
 // terminates this thread when the report is over its time budget.
 const port = parentPort!;
-port.on('message', (raw: Uint8Array) => {
-  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-  port.postMessage(parseReportSync(bytes));
+port.on('message', ({ segments, length }: { segments: Uint8Array[]; length: number }) => {
+  const parts = segments.map((s) => Buffer.from(s.buffer, s.byteOffset, s.byteLength));
+  port.postMessage(parseReportSync(Buffer.concat(parts, length)));
 });
 parseReportSync(WARM_UP);
 port.postMessage('ready');

@@ -9,6 +9,7 @@ import type { MessageRow } from '../store/messages.ts';
 import type { TokenCodec } from '../tokens/index.ts';
 import { correlate } from './correlate.ts';
 import { rawToKeep, utcDayStart } from './raw-bounds.ts';
+import { ReportBytes } from './receive.ts';
 import type { ParseOutcome } from './parse-pool.ts';
 import { planEffects, type Effect, type Plan } from './plan.ts';
 import type { InboundTarget } from './policy.ts';
@@ -37,7 +38,8 @@ export interface ReceivedReport {
   mailFrom: string;
   remoteIp: string;
   helo: string | null;
-  raw: Buffer;
+  /** What was captured of the message (a Buffer for a report we made ourselves). */
+  raw: ReportBytes | Buffer;
   /** SHA-256 of `raw` when the caller hashed it as it arrived. */
   sha256?: string;
   size: number;
@@ -54,9 +56,15 @@ export interface HandledReport {
   kept: number;
 }
 
+function sha256Of(raw: ReportBytes): string {
+  const hash = createHash('sha256');
+  for (const segment of raw.segments) hash.update(segment);
+  return hash.digest('hex');
+}
+
 /** The mail's own User-Agent or X-Mailer (RFC 5322 header block only, first 64 KB). */
 export function mailUserAgent(raw: Buffer): string | null {
-  const head = raw.subarray(0, 65_536).toString('latin1').replace(/\r\n?/g, '\n').split('\n\n')[0]!;
+  const head = raw.toString('latin1', 0, 65_536).replace(/\r\n?/g, '\n').split('\n\n')[0]!;
   const m = /^(?:User-Agent|X-Mailer)[ \t]*:[ \t]*(.*(?:\n[ \t].*)*)/im.exec(head);
   return m ? m[1]!.replace(/\s+/g, ' ').trim() || null : null;
 }
@@ -80,7 +88,8 @@ async function apply(tx: Tx, e: Effect, message: MessageRow, at: number): Promis
  */
 export async function handleReport(deps: InboundDeps, r: ReceivedReport, bounds: StoreBounds = UNBOUNDED): Promise<HandledReport> {
   const report = r.parse.parsed ?? emptyReport();
-  const sha256 = r.sha256 ?? createHash('sha256').update(r.raw).digest('hex');
+  const raw = Buffer.isBuffer(r.raw) ? ReportBytes.of(r.raw) : r.raw;
+  const sha256 = r.sha256 ?? sha256Of(raw);
   const correlation = await correlate(deps.db, r.target, report, deps.verp);
   let plan: Plan = r.parse.unparsed
     ? { outcome: 'unparsed', effects: [], summary: UNPARSED[r.parse.unparsed] }
@@ -88,11 +97,11 @@ export async function handleReport(deps: InboundDeps, r: ReceivedReport, bounds:
         target: r.target,
         mailFrom: r.mailFrom,
         remoteIp: r.remoteIp,
-        userAgent: mailUserAgent(r.raw),
+        userAgent: mailUserAgent(raw.head(65_536)),
         hostname: deps.hostname,
       });
   const at = deps.clock.now();
-  let keep = { bytes: r.raw.length, bound: null as ReturnType<typeof rawToKeep>['bound'] };
+  let keep = { bytes: raw.length, bound: null as ReturnType<typeof rawToKeep>['bound'] };
   const id = await deps.db.transaction(async (tx) => {
     // A sender that lost our 250 sends the same bytes again; its effects happened already.
     if (plan.effects.length > 0 && (await inboundRepo.appliedBefore(tx, sha256))) {
@@ -101,7 +110,7 @@ export async function handleReport(deps: InboundDeps, r: ReceivedReport, bounds:
     for (const e of plan.effects) await apply(tx, e, correlation.message!, at);
     keep = rawToKeep({
       size: r.size,
-      captured: r.raw.length,
+      captured: raw.length,
       proven: correlation.proof !== null,
       storedToday: await inboundRepo.bytesStoredSince(tx, r.remoteIp, utcDayStart(at)),
       dailyCap: bounds.dailyStoreBytesPerIp,
@@ -123,7 +132,7 @@ export async function handleReport(deps: InboundDeps, r: ReceivedReport, bounds:
       recipient_id: plan.effects[0]?.recipient.id ?? correlation.pinned?.id ?? null,
       outcome: plan.outcome,
       effect: plan.summary,
-      raw: r.raw.subarray(0, keep.bytes),
+      raw: raw.head(keep.bytes),
       raw_bound: keep.bound,
     });
   });
