@@ -30,6 +30,8 @@ it('quick start: serve --sandbox, create, add and verify a *.test domain, send w
 
   // The second terminal: the CLI in sandbox mode too, so that *.test domains verify without DNS.
   const cli = (...args: string[]) => runCli(['--config', file, ...args], { MAILSVC_DELIVERY_MODE: 'sandbox' });
+  const empty = await cli('inbox', 'list');
+  expect([empty.code, empty.stdout, empty.stderr]).toEqual([0, '(none)\n', expect.stringContaining('mailsvc serve --sandbox')]);
   const { api_key: key } = oneJson(await cli('workspace', 'create', 'acme', '--json'));
   oneJson(await cli('domain', 'add', 'acme.test', '--workspace', 'acme', '--json'));
   expect(oneJson(await cli('domain', 'verify', 'acme.test', '--json'))).toMatchObject({ name: 'acme.test', status: 'verified' });

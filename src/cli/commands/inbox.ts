@@ -52,6 +52,9 @@ export function registerInboxCommands(program: Command, ctx: CliContext): void {
           ['id', 'captured_at', 'email_id', 'recipient', 'outcome', 'dkim', 'subject'],
         ),
       );
+      if (rows.length === 0 && !opts.json) {
+        process.stderr.write('The sandbox inbox fills while a server runs in sandbox mode: mailsvc serve --sandbox (npm run sandbox).\n');
+      }
     });
 
   inbox
