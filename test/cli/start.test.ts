@@ -3,7 +3,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { buildIsCurrent } from '../../scripts/build-state.mjs';
-import { runCli } from '../helpers/cli.ts';
+import { spawnSync } from 'node:child_process';
+import { CLI, runCli } from '../helpers/cli.ts';
+
+/**
+ * Reports on stderr every package that a module of ours imports: from node_modules, or bundled
+ * into dist/vendor/ by the build.
+ */
+const PACKAGE_LOG_HOOK = `
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  const parent = context.parentURL ?? '';
+  if (parent.startsWith('file:') && !parent.includes('/node_modules/')) {
+    const pkg = /\\/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(resolved.url) ?? /\\/dist\\/vendor\\/([^/.]+)/.exec(resolved.url);
+    if (pkg) process.stderr.write('package ' + pkg[1] + '\\n');
+  }
+  return resolved;
+}`;
 
 function scratchRoot(): string {
   const root = mkdtempSync(join(tmpdir(), 'mailsvc-build-'));
@@ -68,5 +84,17 @@ describe('the ahead-of-time build', () => {
     expect(JSON.parse(migrated.stdout).applied.length).toBeGreaterThan(0);
     const again = await runCli(['--config', config, 'migrate', '--json']);
     expect(JSON.parse(again.stdout)).toEqual({ applied: [] });
+  });
+
+  it('--help loads no package but commander: commands import what they use when they run', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailsvc-hook-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(join(dir, 'hook.mjs'), PACKAGE_LOG_HOOK);
+    writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(new URL(`file://${join(dir, 'hook.mjs')}`).href)});\n`);
+    const res = spawnSync(process.execPath, ['--import', join(dir, 'register.mjs'), CLI, '--help'], { encoding: 'utf8' });
+    expect(res.status, res.stderr).toBe(0);
+    const packages = new Set(res.stderr.split('\n').filter((l) => l.startsWith('package ')).map((l) => l.slice(8)));
+    packages.delete('tsx'); // the fallback loader, when dist/ is stale
+    expect([...packages]).toEqual(['commander']);
   });
 });
