@@ -93,7 +93,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     }
     if (err.validation) {
       const context = err.validationContext ?? 'body';
-      // Ids and names in paths that do not validate name nothing that exists (SPEC §3).
+      // Ids and names in paths that do not validate name nothing that exists.
       if (context === 'params') return reply.code(404).send({ error: 'Not found' });
       return reply.code(422).send({ error: validationMessage(err.validation as ErrorObject[], context) });
     }

@@ -1,4 +1,4 @@
-// The JSON line `mailsvc bounce parse FILE` prints for each file (SPEC §5).
+// The JSON line `mailsvc bounce parse FILE` prints for each file.
 
 import type { BounceType, ParsedReport, ReportKind } from './types.ts';
 

@@ -154,7 +154,7 @@ function addressesOf(value: string | null): string[] {
 }
 
 function complaint(report: ParsedReport, feedbackType: string, addresses: string[]): ParsedReport {
-  // SPEC §5: abuse, fraud, virus, other → complaint; opt-out → unsubscribe; the rest stored only.
+  // abuse, fraud, virus, other → complaint; opt-out → unsubscribe; the rest stored only.
   const reason = feedbackType === 'opt-out' ? 'unsubscribe' : feedbackType === 'auth-failure' ? 'auth_failure' : feedbackType === 'not-spam' ? 'not_spam' : 'complaint';
   return {
     ...report,

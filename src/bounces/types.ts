@@ -1,4 +1,4 @@
-// Public shapes of the bounces capability (SPEC §5).
+// Public shapes of the bounces capability.
 
 import type { Explanation } from './classify.ts';
 
@@ -31,7 +31,7 @@ export interface ReportRecipient {
   reason: string;
   diagnostic: string;
   /**
-   * The report's own text for this recipient, unmodified (SPEC §5 keeps it in
+   * The report's own text for this recipient, unmodified (stored as the event's
    * `provider.response`): the Diagnostic-Code after its type, else the recipient's paragraph.
    */
   response: string;

@@ -85,7 +85,7 @@ function message(row: MessageRow): PreparedMessage['message'] {
 }
 
 /**
- * The MIME of a message given as fields: the headers SPEC §4 owns (From, To, Cc, Reply-To,
+ * The MIME of a message given as fields: the headers the service owns (From, To, Cc, Reply-To,
  * Subject, Date, the stored Message-ID, Feedback-ID), the customer's own, the body parts. Bcc
  * recipients are never named in the header. `parts` stand in for the stored text parts.
  */
@@ -151,7 +151,7 @@ function splitAtMarkers(body: Buffer, markers: Partial<Record<Slot, string>>): (
   return out;
 }
 
-/** Submitted MIME is sent as submitted; only Feedback-ID is ours to add (SPEC §4). */
+/** Submitted MIME is sent as submitted; only Feedback-ID is ours to add. */
 function prepareMime(row: MessageRow, raw: Buffer, senderId: string): PreparedMessage {
   const whole = normaliseMessage(raw);
   const { head: submitted, body } = splitMessage(whole);

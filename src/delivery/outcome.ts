@@ -29,7 +29,7 @@ export function enhancedStatus(response: string): string | null {
 
 /**
  * A reply from the server we spoke to: 2xx delivered, 5xx a bounce of the classifier's type
- * (SPEC §5: a 5xx may still be `transient`, e.g. 552 5.2.2 mailbox full, and is final all the
+ * (a 5xx may still be `transient`, e.g. 552 5.2.2 mailbox full, and is final all the
  * same), anything temporary (4xx, timeouts, dropped connections, our TLS/AUTH trouble) deferred.
  */
 export function judgeSend(result: SmtpSendResult): Verdict {

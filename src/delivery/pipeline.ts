@@ -53,7 +53,7 @@ export class RecipientPipeline {
 
   constructor(private readonly deps: PipelineDeps) {
     // Short lives: what the CLI changes (a domain's return path verified, a key rotated) reaches
-    // a running worker within seconds (SPEC §9), and DNS answers are not kept past a few seconds.
+    // a running worker within seconds, and DNS answers are not kept past a few seconds.
     this.messages = new TtlCache(deps.clock, 60_000, 1000, { weigh: (p) => p.size, maxWeight: MAX_CACHED_BYTES });
     this.domains = new TtlCache(deps.clock, 5_000, 1000);
     this.destinations = new TtlCache(deps.clock, 5_000, 5000);
@@ -97,7 +97,7 @@ export class RecipientPipeline {
     );
   }
 
-  /** Names that are this server: never a destination (SPEC §4). */
+  /** Names that are this server: never a destination. */
   private async ourDomains(): Promise<string[]> {
     return [this.deps.config.server.hostname, ...(await this.returnPaths.snapshot())];
   }

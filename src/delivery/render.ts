@@ -3,7 +3,7 @@ import type { PreparedMessage, RecipientParts } from './compose.ts';
 
 /** What the render step knows about one recipient's copy beyond the prepared message. */
 export interface RenderContext {
-  /** The sending domain's switches (SPEC §6): off means no pixel, no rewritten link, no event. */
+  /** The sending domain's switches: off means no pixel, no rewritten link, no event. */
   tracking: { open: boolean; click: boolean };
   recipient: { id: number; address: string };
 }

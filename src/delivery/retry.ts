@@ -1,7 +1,7 @@
 import type { RandomSource } from '../core/ports.ts';
 
 export interface RetryPolicy {
-  /** Seconds before retry 1, 2, ...; the last interval repeats (SPEC §4: 1m 5m 15m 30m 1h 2h 4h 8h). */
+  /** Seconds before retry 1, 2, ...; the last interval repeats (1m 5m 15m 30m 1h 2h 4h 8h). */
   scheduleSeconds: number[];
   /** Seconds from when the recipient first became due until we give up (72 h). */
   maxAgeSeconds: number;

@@ -122,7 +122,7 @@ export class DeliveryWorker {
    * Stop claiming; let in-flight transactions finish for up to `stopGraceMs`; give the leases of
    * any still running back to the queue (due now) so another worker takes them at once; close
    * the connections. A transaction cut off here may reach the recipient twice, the one duplicate
-   * SPEC §4 allows.
+   * at-least-once delivery accepts.
    */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -145,8 +145,8 @@ export class DeliveryWorker {
       let full = false;
       try {
         const now = this.deps.clock.now();
-        // The scheduler's job: scheduled rows become queued as soon as they are due (SPEC §1:
-        // at most 1 s late); claiming them in the same pass sends them right away.
+        // The scheduler's job: scheduled rows become queued as soon as they are due (at most
+        // 1 s late); claiming them in the same pass sends them right away.
         if (now - lastScheduled >= this.pollMs || now < lastScheduled) {
           lastScheduled = now;
           await queueRepo.releaseScheduled(this.deps.db, now);

@@ -1,4 +1,4 @@
-/** The DNS records a sending domain publishes (SPEC §9), as pure data. */
+/** The DNS records a sending domain publishes, as pure data. */
 
 export type RecordPurpose = 'dkim' | 'return_path' | 'spf' | 'dmarc';
 
@@ -30,7 +30,7 @@ export function selectorFor(nowMs: number): string {
 export const returnPathHost = (domain: string): string => `bounces.${domain}`;
 
 /**
- * The domain of a message's envelope sender (SPEC §4): `bounces.<domain>` once that domain's
+ * The domain of a message's envelope sender: `bounces.<domain>` once that domain's
  * return_path record verified (SPF then aligns for DMARC), else the global one.
  */
 export function returnPathDomain(domain: { name: string; return_path_verified: boolean }, globalDomain: string): string {

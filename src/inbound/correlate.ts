@@ -15,7 +15,7 @@ async function byRecipientId(db: Conn, id: number, proof: 'verp' | 'unsubscribe'
 }
 
 /**
- * Ties a report to our mail and to one recipient of it, with proof (SPEC §5): the signed token
+ * Ties a report to our mail and to one recipient of it, with proof: the signed token
  * of the address it came to, else — for fbl@ — the VERP sender in the quoted original's
  * Return-Path, else our exact original Message-ID, which pins a recipient only when the message
  * had one. Every recipient (Bcc included) sees the Message-ID, so for a message to several it

@@ -6,7 +6,7 @@ import type { InboundTarget } from './policy.ts';
 
 /**
  * What a report does, decided without I/O from the parsed report and what it was correlated
- * with (SPEC §5): effects need proof that the report is about our mail and about that
+ * with. Effects need proof that the report is about our mail and about that
  * recipient, and apply only to a recipient we actually tried to deliver to.
  */
 
@@ -45,7 +45,8 @@ export interface PlanContext {
   hostname: string;
 }
 
-// RFC 5965 §7.3 feedback types; SPEC §5 says which of them act.
+// RFC 5965 §7.3 feedback types: abuse, fraud, virus and other are complaints, opt-out an
+// unsubscribe; the rest are stored without effect.
 const COMPLAINT_TYPES = new Set(['abuse', 'fraud', 'virus', 'other']);
 
 const none = (outcome: InboundOutcome, summary: string): Plan => ({ outcome, effects: [], summary });
@@ -65,7 +66,7 @@ function matchRow(named: string[], pinned: RecipientRow, allowUnnamed: boolean):
 // A queued row with attempts behind it was deferred and is waiting for its next try.
 const NOT_SENT = new Set(['scheduled', 'queued', 'suppressed', 'canceled']);
 
-/** Whether we ever handed mail for this recipient to a remote server (SPEC §5). */
+/** Whether we ever handed mail for this recipient to a remote server. */
 export function attempted(row: RecipientRow): boolean {
   return !NOT_SENT.has(row.status) || row.attempts > 0;
 }

@@ -3,7 +3,7 @@ import type { TokenCodec } from '../tokens/index.ts';
 import { REPLIES, type Reply } from './replies.ts';
 
 /**
- * Who the inbound listener takes mail for (SPEC §5), as pure functions over the session: the
+ * Who the inbound listener takes mail for, as pure functions over the session: the
  * smtp-server adapter calls them and turns a refusal into its reply.
  */
 
@@ -49,7 +49,7 @@ export function splitAddress(address: string): { local: string; domain: string }
 
 const safeId = (id: bigint | null): number | null => (id !== null && id <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(id) : null);
 
-/** MAIL FROM: any sender, the null sender of a DSN included; no SPF or DMARC rejection (SPEC §5). */
+/** MAIL FROM: any sender, the null sender of a DSN included; no SPF or DMARC rejection. */
 export function checkSender(address: string | null): Decision<string> {
   return { ok: true, value: address ?? '' };
 }
@@ -68,7 +68,7 @@ export function checkRecipient(session: SessionView, address: string, policy: Re
     return id === null ? refuse('unknownAddress') : { ok: true, value: { kind: 'verp', address: normalised, recipientId: id } };
   }
   if (local.startsWith('u+')) {
-    // The mailto address of List-Unsubscribe (SPEC §6): `u+<token>`, signed for its own purpose.
+    // The mailto address of List-Unsubscribe: `u+<token>`, signed for its own purpose.
     const id = safeId(policy.unsubscribe.verifyId(local.slice(2)));
     return id === null ? refuse('unknownAddress') : { ok: true, value: { kind: 'unsubscribe', address: normalised, recipientId: id } };
   }

@@ -3,7 +3,7 @@
  * (RFC 3463) and text. `smtpError` turns one into the error smtp-server answers with.
  */
 export const REPLIES = {
-  // SPEC §5: RCPT only for our return-path addresses; everything else, never a relay.
+  // RCPT only for our return-path addresses; everything else, never a relay.
   relayDenied: { code: 550, status: '5.7.1', text: 'Relaying denied: this server accepts mail only for its return-path addresses' },
   // A b+/u+ address whose token does not verify: forged, altered, or signed by a retired key.
   unknownAddress: { code: 550, status: '5.7.1', text: 'Unknown return-path address' },

@@ -18,13 +18,13 @@ export interface FieldsContent {
   kind: 'fields';
   html: string | null;
   text: string | null;
-  /** The customer's own header fields; the service's own (SPEC §3) are refused at validation. */
+  /** The customer's own header fields; the service's own are refused at validation. */
   headers: Record<string, string>;
   attachments: Attachment[];
 }
 
 /**
- * A message given as MIME (SMTP submission), sent as submitted (SPEC §8): the fields it must not
+ * A message given as MIME (SMTP submission), sent as submitted: the fields it must not
  * carry (Bcc, Return-Path, X-Mailsvc-*) are removed before it is stored.
  */
 export interface MimeContent {

@@ -12,7 +12,7 @@ export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 const UNFINISHED: RecipientStatus[] = ['scheduled', 'queued', 'deferred', 'sending'];
 
 /**
- * SPEC §3: while any recipient is unfinished, the most advanced unfinished status; once all
+ * While any recipient is unfinished, the most advanced unfinished status; once all
  * are final, `suppressed` if all are, else judged on the others: all delivered → `delivered`,
  * some → `partial`, none but some bounced → `bounced`, all canceled → `canceled`, else `failed`.
  */

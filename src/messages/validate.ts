@@ -45,7 +45,7 @@ export interface NormalisedMessage {
   recipients: { address: string; domain: string; kind: RecipientKind }[];
 }
 
-/** Header names the service writes itself (SPEC §3); compared case-insensitively. */
+/** Header names the service writes itself; compared case-insensitively. */
 const RESERVED_HEADERS = new Set(
   [
     'from', 'to', 'cc', 'bcc', 'subject', 'date', 'message-id', 'sender', 'reply-to', 'return-path',
@@ -116,7 +116,7 @@ function tags(value: SendInput['tags']): { name: string; value: string }[] {
   });
 }
 
-/** Every rule of POST /emails beyond JSON types (SPEC §3); throws a 422 naming the field. */
+/** Every rule of POST /emails beyond JSON types; throws a 422 naming the field. */
 export function validateSend(input: SendInput, now: number): NormalisedMessage {
   const [from] = mailboxes('from', input.from);
   if (input.replyTo !== undefined && input.reply_to !== undefined) throw invalid('Give `replyTo` or `reply_to`, not both');

@@ -2,7 +2,7 @@ import type { Db } from '../store/db.ts';
 import { inboundRepo } from '../store/inbound.ts';
 import { sandboxRepo } from '../store/sandbox.ts';
 
-/** Message statuses after which nothing will read the body again (SPEC §3). */
+/** Message statuses after which nothing will read the body again. */
 const FINAL = ['delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'];
 
 /** Rows per statement: SQLite has one writer, so each batch is a short transaction of its own. */
@@ -18,7 +18,7 @@ async function inBatches(run: () => Promise<number>): Promise<number> {
 }
 
 /**
- * SPEC §4 retention: after `days`, a finished message keeps its metadata (status, recipients,
+ * Retention: after `days`, a finished message keeps its metadata (status, recipients,
  * subject, for the API's history) but loses its body, and its events (the webhook outbox) go.
  * A message still in the queue keeps its body whatever its age, or it could not be sent. Raw
  * inbound reports and the sandbox inbox's captures go after the same time.

@@ -21,7 +21,7 @@ export function createDb(database: Config['database']): Db {
     return knexFactory({ client: 'pg', connection: database.connection, pool: { min: 0, max: 10 } });
   }
   const file = database.connection.filename;
-  // The database holds DKIM private keys and signing secrets (SPEC §10). SQLite gives its -wal
+  // The database holds DKIM private keys and signing secrets. SQLite gives its -wal
   // and -shm files the mode of the database file, so a 0600 database keeps them 0600 too; files
   // left by an earlier, looser version are tightened here.
   ensurePrivateDir(dirname(file));
@@ -33,7 +33,7 @@ export function createDb(database: Config['database']): Db {
     useNullAsDefault: true,
     pool: {
       afterCreate(conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
-        // WAL with synchronous=FULL: a commit is on disk before we answer 201 or 250 (SPEC §4).
+        // WAL with synchronous=FULL: a commit is on disk before we answer 201 or 250.
         conn.pragma('journal_mode = WAL');
         conn.pragma('synchronous = FULL');
         conn.pragma('foreign_keys = ON');

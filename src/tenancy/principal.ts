@@ -11,7 +11,7 @@ export interface Principal {
 
 export const scopeOf = (domain: string | null): string => (domain ? `domain:${domain}` : 'workspace');
 
-/** Domain-scoped keys send and read within their domain but manage nothing (SPEC §2). */
+/** Domain-scoped keys send and read within their domain but manage nothing. */
 export function requireWorkspaceKey(principal: Principal, what: string): void {
   if (principal.domain !== null) {
     throw forbidden(`A domain-scoped API key cannot ${what}; use a workspace key`);

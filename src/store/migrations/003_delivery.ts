@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Indexes for the retention job (SPEC §4: message bodies and events go after `retention.days`):
+ * Indexes for the retention job (message bodies and events go after `retention.days`):
  * without them every pass would scan both tables whole.
  */
 export async function up(knex: Knex): Promise<void> {

@@ -35,7 +35,7 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['sha256']);
     t.index(['email_id']);
   });
-  // Correlation by our original Message-ID (SPEC §5) looks messages up by this header.
+  // Correlation by our original Message-ID looks messages up by this header.
   await knex.schema.alterTable('messages', (t) => {
     t.index(['message_id_header'], 'messages_message_id_header_index');
   });
