@@ -12,7 +12,7 @@ import type { Principal } from '../tenancy/principal.ts';
 import { formatMailbox } from './address.ts';
 import { storeContent } from './content.ts';
 import { IDEMPOTENCY_WINDOW_MS, type IdempotencyRequest } from './idempotency.ts';
-import { deriveMessageStatus, type RecipientStatus } from './status.ts';
+import type { RecipientStatus } from './status.ts';
 import type { NormalisedMessage } from './validate.ts';
 
 export interface AcceptResult {
@@ -95,43 +95,42 @@ export class AcceptService {
       suppressed.has(address.toLowerCase()) ? 'suppressed' : m.scheduledAt !== null ? 'scheduled' : 'queued';
     const statuses = m.recipients.map((r) => statusOf(r.address));
 
-    const id = await messagesRepo.insert(tx, {
-      workspace_id: principal.workspaceId,
-      api_key_id: principal.keyId,
-      domain: m.from.domain,
-      stream: m.stream,
-      status: deriveMessageStatus(statuses),
-      source,
-      from_header: formatMailbox(m.from),
-      from_address: m.from.address,
-      subject: m.subject,
-      ...storeContent(m.content, m),
-      message_id_header: '',
-      created_at: now,
-      scheduled_at: m.scheduledAt,
-    });
-    await messagesRepo.setMessageId(tx, id, `<${id}.${randomBytes(8).toString('hex')}@${m.from.domain}>`);
     const due = m.scheduledAt ?? now;
-    await messagesRepo.insertRecipients(
+    const recipients = m.recipients.map((r, i): Omit<RecipientRow, 'id' | 'message_id'> => ({
+      workspace_id: principal.workspaceId,
+      address: r.address,
+      domain: r.domain,
+      kind: r.kind,
+      status: statuses[i],
+      attempts: 0,
+      last_response: null,
+      last_mx: null,
+      due_at: statuses[i] === 'suppressed' ? null : due,
+      first_due_at: statuses[i] === 'suppressed' ? null : due,
+      lease_owner: null,
+      lease_until: null,
+      created_at: now,
+      updated_at: now,
+    }));
+    const id = await messagesRepo.insert(
       tx,
-      m.recipients.map((r, i): Omit<RecipientRow, 'id'> => ({
-        message_id: id,
+      {
         workspace_id: principal.workspaceId,
-        address: r.address,
-        domain: r.domain,
-        kind: r.kind,
-        status: statuses[i],
-        attempts: 0,
-        last_response: null,
-        last_mx: null,
-        due_at: statuses[i] === 'suppressed' ? null : due,
-        first_due_at: statuses[i] === 'suppressed' ? null : due,
-        lease_owner: null,
-        lease_until: null,
+        api_key_id: principal.keyId,
+        domain: m.from.domain,
+        stream: m.stream,
+        source,
+        from_header: formatMailbox(m.from),
+        from_address: m.from.address,
+        subject: m.subject,
+        ...storeContent(m.content, m),
+        message_id_header: '',
         created_at: now,
-        updated_at: now,
-      })),
+        scheduled_at: m.scheduledAt,
+      },
+      recipients,
     );
+    await messagesRepo.setMessageId(tx, id, `<${id}.${randomBytes(8).toString('hex')}@${m.from.domain}>`);
     await usageRepo.add(tx, principal.workspaceId, utcDay(now), m.stream, statuses.filter((s) => s !== 'suppressed').length);
 
     const result: AcceptResult = { status: 201, body: { id, stream: m.stream }, replayed: false };

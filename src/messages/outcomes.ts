@@ -16,12 +16,8 @@ interface Target {
   at: number;
 }
 
-async function setStatus(tx: Tx, t: Target, status: RecipientStatus, patch: Partial<RecipientRow> = {}): Promise<void> {
-  await tx('recipients')
-    .where({ id: t.recipient.id })
-    .update({ status, updated_at: t.at, due_at: null, lease_owner: null, lease_until: null, ...patch });
-  await messagesRepo.refreshStatus(tx, t.message.id);
-}
+const setStatus = (tx: Tx, t: Target, status: RecipientStatus, patch: Partial<RecipientRow> = {}) =>
+  messagesRepo.finishRecipient(tx, t.message.id, t.recipient.id, status, t.at, patch);
 
 async function suppress(tx: Tx, t: Target, reason: SuppressionReason): Promise<void> {
   await suppressionsRepo.add(tx, {

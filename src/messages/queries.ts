@@ -36,7 +36,6 @@ export class MessageQueries {
         throw invalid(`Only a scheduled message can be canceled; this one is ${current!.status}`);
       }
       await messagesRepo.setRecipientStatus(tx, id, 'scheduled', 'canceled', this.deps.clock.now());
-      await messagesRepo.refreshStatus(tx, id);
     });
     return this.detail(principal, row.id);
   }

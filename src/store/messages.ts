@@ -1,5 +1,6 @@
-import { insertedId, type Conn } from './db.ts';
-import { deriveMessageStatus, type MessageStatus, type RecipientStatus } from '../messages/status.ts';
+import { insertedId, type Conn, type Tx } from './db.ts';
+import { deriveMessageStatuses } from './messageStatus.ts';
+import type { MessageStatus, RecipientStatus } from '../messages/status.ts';
 
 export interface MessageRow {
   id: number;
@@ -52,15 +53,16 @@ export interface MessageFilter {
 }
 
 export const messagesRepo = {
-  async insert(db: Conn, row: Omit<MessageRow, 'id'>): Promise<number> {
-    const [inserted] = await db('messages').insert(row).returning('id');
-    return insertedId(inserted);
+  /** A message and its recipients; the message's status is derived from theirs. */
+  async insert(tx: Tx, row: Omit<MessageRow, 'id' | 'status'>, recipients: Omit<RecipientRow, 'id' | 'message_id'>[]): Promise<number> {
+    const [inserted] = await tx('messages').insert({ ...row, status: 'queued' }).returning('id');
+    const id = insertedId(inserted);
+    if (recipients.length > 0) await tx('recipients').insert(recipients.map((r) => ({ ...r, message_id: id })));
+    await deriveMessageStatuses(tx, [id]);
+    return id;
   },
   async setMessageId(db: Conn, id: number, header: string): Promise<void> {
     await db('messages').where({ id }).update({ message_id_header: header });
-  },
-  async insertRecipients(db: Conn, rows: Omit<RecipientRow, 'id'>[]): Promise<void> {
-    if (rows.length > 0) await db('recipients').insert(rows);
   },
   byId: (db: Conn, id: number): Promise<MessageRow | undefined> => db('messages').where({ id }).first(),
   recipients: (db: Conn, messageId: number): Promise<RecipientRow[]> => db('recipients').where({ message_id: messageId }).orderBy('id'),
@@ -80,14 +82,17 @@ export const messagesRepo = {
     }
     return q;
   },
-  /** Re-derives and stores a message's status from its recipients; returns it. */
-  async refreshStatus(db: Conn, messageId: number): Promise<MessageStatus> {
-    const rows: { status: RecipientStatus }[] = await db('recipients').where({ message_id: messageId }).select('status');
-    const status = deriveMessageStatus(rows.map((r) => r.status));
-    await db('messages').where({ id: messageId }).update({ status });
-    return status;
+  /** Moves a message's recipients from one status to another; returns how many moved. */
+  async setRecipientStatus(tx: Tx, messageId: number, from: RecipientStatus, to: RecipientStatus, at: number): Promise<number> {
+    const n = await tx('recipients').where({ message_id: messageId, status: from }).update({ status: to, updated_at: at, due_at: null });
+    await deriveMessageStatuses(tx, [messageId]);
+    return n;
   },
-  async setRecipientStatus(db: Conn, messageId: number, from: RecipientStatus, to: RecipientStatus, at: number): Promise<number> {
-    return db('recipients').where({ message_id: messageId, status: from }).update({ status: to, updated_at: at, due_at: null });
+  /** A recipient's final word (or a report that overrides it), its lease cleared. */
+  async finishRecipient(tx: Tx, messageId: number, recipientId: number, status: RecipientStatus, at: number, patch: Partial<RecipientRow> = {}): Promise<void> {
+    await tx('recipients')
+      .where({ id: recipientId })
+      .update({ status, updated_at: at, due_at: null, lease_owner: null, lease_until: null, ...patch });
+    await deriveMessageStatuses(tx, [messageId]);
   },
 };

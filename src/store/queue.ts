@@ -1,5 +1,6 @@
 import { isPg, type Conn, type Db, type Tx } from './db.ts';
-import { messagesRepo, type RecipientRow } from './messages.ts';
+import { deriveMessageStatuses } from './messageStatus.ts';
+import type { RecipientRow } from './messages.ts';
 
 /**
  * The delivery queue is the recipients table: a row is due when its status is `queued` or
@@ -37,8 +38,8 @@ export const queueRepo = {
   /**
    * Claims up to `limit` due rows, oldest due first. One statement picks and leases the rows:
    * on PostgreSQL the pick skips rows another worker has locked (FOR UPDATE SKIP LOCKED); on
-   * SQLite the single writer makes the statement atomic. The messages of the claimed rows
-   * become `sending`, which is what their derived status is once any recipient is sending.
+   * SQLite the single writer makes the statement atomic. The messages of the claimed rows are
+   * re-derived (to `sending`) in the same transaction.
    */
   async claim(db: Db, req: ClaimRequest): Promise<RecipientRow[]> {
     return db.transaction(async (tx) => {
@@ -55,8 +56,7 @@ export const queueRepo = {
         .whereIn('status', CLAIMABLE)
         .update({ status: 'sending', lease_owner: req.owner, lease_until: leaseUntil, due_at: leaseUntil, updated_at: req.now })
         .returning('*');
-      const messageIds = [...new Set(rows.map((r) => r.message_id))];
-      if (messageIds.length > 0) await tx('messages').whereIn('id', messageIds).update({ status: 'sending' });
+      await deriveMessageStatuses(tx, rows.map((r) => r.message_id));
       return rows;
     });
   },
@@ -95,7 +95,7 @@ export const queueRepo = {
       lease_until: null,
       updated_at: patch.now,
     });
-    await messagesRepo.refreshStatus(tx, row.message_id);
+    await deriveMessageStatuses(tx, [row.message_id]);
   },
 
   /**
@@ -106,14 +106,16 @@ export const queueRepo = {
     if (ids.length === 0) return 0;
     return db.transaction(async (tx) => {
       let released = 0;
+      const messageIds: number[] = [];
       for (const chunk of chunks(ids, 500)) {
+        const rows: { message_id: number }[] = await tx('recipients').whereIn('id', chunk).distinct('message_id');
+        messageIds.push(...rows.map((r) => r.message_id));
         const base = () => tx('recipients').whereIn('id', chunk).where({ lease_owner: owner, status: 'sending' });
         const clear = { due_at: now, lease_owner: null, lease_until: null, updated_at: now };
         released += await base().where('attempts', '>', 0).update({ ...clear, status: 'deferred' });
         released += await base().where('attempts', 0).update({ ...clear, status: 'queued' });
       }
-      const messageIds: { message_id: number }[] = await tx('recipients').whereIn('id', ids.slice(0, 10_000)).distinct('message_id');
-      for (const { message_id } of messageIds) await messagesRepo.refreshStatus(tx, message_id);
+      await deriveMessageStatuses(tx, messageIds);
       return released;
     });
   },
@@ -131,7 +133,7 @@ export const queueRepo = {
         .whereIn('id', due.map((r) => r.id))
         .where({ status: 'scheduled' })
         .update({ status: 'queued', updated_at: now });
-      for (const messageId of new Set(due.map((r) => r.message_id))) await messagesRepo.refreshStatus(tx, messageId);
+      await deriveMessageStatuses(tx, due.map((r) => r.message_id));
       return n;
     });
   },
