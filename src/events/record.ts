@@ -1,4 +1,5 @@
 import type { Tx } from '../store/db.ts';
+import { eventsRepo } from '../store/events.ts';
 import { iso } from '../core/time.ts';
 
 export const EVENT_NAMES = [
@@ -39,31 +40,24 @@ export interface NewEvent {
 }
 
 /**
- * Records an event inside the caller's transaction, so the event, its webhook deliveries (the
- * events table is the outbox the dispatcher drains) and the recipient's new status commit
- * together. `occurred_at` is unique per (email, event): a clash is bumped by 1 ms, so
- * email_id + event + occurred_at identifies one event even for many recipients.
+ * Records an event inside the caller's transaction, so the event and the recipient's new status
+ * commit together; the events table is the outbox webhooks are sent from. `occurred_at` is
+ * unique per (email, event): a clash is bumped by 1 ms, so email_id + event + occurred_at
+ * identifies one event even for many recipients.
  */
 export async function recordEvent(tx: Tx, e: NewEvent): Promise<EventPayload> {
-  const latest = await tx('events').where({ email_id: e.emailId, event: e.event }).max({ at: 'occurred_at' }).first();
-  const last = latest?.at === null || latest?.at === undefined ? null : Number(latest.at);
-  const occurredAt = last !== null && last >= e.at ? last + 1 : e.at;
-  const payload: EventPayload = {
-    event: e.event,
-    occurred_at: iso(occurredAt),
-    email_id: e.emailId,
-    recipient: e.recipient,
-    ...(e.bounceType ? { bounce_type: e.bounceType } : {}),
-    ...(e.url ? { url: e.url } : {}),
-    provider: e.provider,
-  };
-  await tx('events').insert({
-    workspace_id: e.workspaceId,
-    email_id: e.emailId,
-    recipient_id: e.recipientId,
-    event: e.event,
-    occurred_at: occurredAt,
-    payload: JSON.stringify(payload),
+  let payload!: EventPayload;
+  await eventsRepo.insert(tx, { workspace_id: e.workspaceId, email_id: e.emailId, recipient_id: e.recipientId, event: e.event }, e.at, (occurredAt) => {
+    payload = {
+      event: e.event,
+      occurred_at: iso(occurredAt),
+      email_id: e.emailId,
+      recipient: e.recipient,
+      ...(e.bounceType ? { bounce_type: e.bounceType } : {}),
+      ...(e.url ? { url: e.url } : {}),
+      provider: e.provider,
+    };
+    return JSON.stringify(payload);
   });
   return payload;
 }

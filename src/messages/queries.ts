@@ -1,6 +1,7 @@
 import { invalid, notFound } from '../core/errors.ts';
 import type { Clock } from '../core/ports.ts';
 import type { Db } from '../store/db.ts';
+import { eventsRepo } from '../store/events.ts';
 import { messagesRepo, type MessageFilter, type MessageRow } from '../store/messages.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import { messageDetail } from './views.ts';
@@ -19,8 +20,8 @@ export class MessageQueries {
   async detail(principal: Principal, id: number) {
     const row = await this.visible(principal, id);
     const recipients = await messagesRepo.recipients(this.deps.db, id);
-    const events = await this.deps.db('events').where({ email_id: id }).orderBy([{ column: 'occurred_at' }, { column: 'id' }]).select('payload');
-    return messageDetail(row, recipients, events.map((e: { payload: string }) => JSON.parse(e.payload)));
+    const events = await eventsRepo.payloadsOf(this.deps.db, id);
+    return messageDetail(row, recipients, events.map((payload) => JSON.parse(payload)));
   }
 
   list(principal: Principal, filter: Omit<MessageFilter, 'workspaceId' | 'domain'>): Promise<MessageRow[]> {
