@@ -3,6 +3,7 @@ import { conflict, invalid } from '../core/errors.ts';
 import type { Clock, Logger } from '../core/ports.ts';
 import type { Db, Tx } from '../store/db.ts';
 import { domainsRepo } from '../store/domains.ts';
+import { DuplicateKeyError } from '../store/errors.ts';
 import type { GroupCommitter } from '../store/groupCommit.ts';
 import { idempotencyRepo } from '../store/idempotency.ts';
 import { messagesRepo, type RecipientRow } from '../store/messages.ts';
@@ -34,10 +35,6 @@ export interface AcceptDeps {
 
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-/** A unique violation from either database. */
-const isUniqueViolation = (err: unknown) =>
-  /UNIQUE constraint failed|duplicate key value/.test(String((err as Error)?.message ?? ''));
-
 /**
  * "Accept a message", shared by the HTTP API and SMTP submission. Each step is a guard that can
  * stop the message; the writes happen in one group-committed transaction, so the caller answers
@@ -52,7 +49,7 @@ export class AcceptService {
       return await this.deps.committer.run((tx) => this.write(tx, principal, message, idempotency, source));
     } catch (err) {
       // Another process committed the same Idempotency-Key between our read and our insert.
-      if (idempotency && isUniqueViolation(err)) {
+      if (idempotency && err instanceof DuplicateKeyError) {
         const stored = await this.stored(this.deps.db, principal, idempotency);
         if (stored) return stored.replay;
       }

@@ -1,9 +1,8 @@
 import type { Db } from '../store/db.ts';
+import { eventsRepo } from '../store/events.ts';
 import { inboundRepo } from '../store/inbound.ts';
+import { messagesRepo } from '../store/messages.ts';
 import { sandboxRepo } from '../store/sandbox.ts';
-
-/** Message statuses after which nothing will read the body again. */
-const FINAL = ['delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'];
 
 /** Rows per statement: SQLite has one writer, so each batch is a short transaction of its own. */
 const BATCH = 1000;
@@ -25,14 +24,8 @@ async function inBatches(run: () => Promise<number>): Promise<number> {
  */
 export async function pruneRetained(db: Db, now: number, days: number) {
   const cutoff = now - days * 86_400_000;
-  const bodies = await inBatches(() =>
-    db('messages')
-      .whereIn('id', db('messages').select('id').where('created_at', '<', cutoff).whereNotNull('content').whereIn('status', FINAL).limit(BATCH))
-      .update({ content: null }),
-  );
-  const events = await inBatches(() =>
-    db('events').whereIn('id', db('events').select('id').where('occurred_at', '<', cutoff).limit(BATCH)).delete(),
-  );
+  const bodies = await inBatches(() => messagesRepo.pruneBodies(db, cutoff, BATCH));
+  const events = await inBatches(() => eventsRepo.prune(db, cutoff, BATCH));
   // Stored inbound reports hold whole messages too.
   const inboundReports = await inboundRepo.prune(db, cutoff);
   const sandboxCaptures = await sandboxRepo.prune(db, cutoff);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../core/ports.ts';
 import type { Db } from '../store/db.ts';
+import { secretsRepo } from '../store/secrets.ts';
 import type { TokenKeyring } from '../tokens/index.ts';
 
 const PURPOSE = 'token';
@@ -11,10 +12,10 @@ const PURPOSE = 'token';
  * simply leave two valid keys.
  */
 export async function loadTokenKeyring(db: Db, clock: Clock): Promise<TokenKeyring> {
-  let rows: { id: string; secret: string }[] = await db('server_secrets').where({ purpose: PURPOSE }).orderBy('created_at').select('id', 'secret');
+  let rows = await secretsRepo.byPurpose(db, PURPOSE);
   if (rows.length === 0) {
-    await db('server_secrets').insert({ id: randomBytes(3).toString('hex'), purpose: PURPOSE, secret: randomBytes(32).toString('base64'), created_at: clock.now() });
-    rows = await db('server_secrets').where({ purpose: PURPOSE }).orderBy('created_at').select('id', 'secret');
+    await secretsRepo.insert(db, { id: randomBytes(3).toString('hex'), purpose: PURPOSE, secret: randomBytes(32).toString('base64'), created_at: clock.now() });
+    rows = await secretsRepo.byPurpose(db, PURPOSE);
   }
   return {
     current: rows[rows.length - 1].id,

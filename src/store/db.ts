@@ -52,3 +52,8 @@ export const insertedId = (row: unknown): number =>
 
 /** SQLite returns 0/1 for booleans. */
 export const bool = (v: unknown): boolean => v === true || v === 1 || v === '1';
+
+/** Whether the database answers at all. */
+export async function ping(db: Conn): Promise<void> {
+  await db.raw('select 1');
+}

@@ -37,4 +37,7 @@ export const eventsRepo = {
     const rows: { payload: string }[] = await db('events').where({ email_id: emailId }).orderBy([{ column: 'occurred_at' }, { column: 'id' }]).select('payload');
     return rows.map((r) => r.payload);
   },
+  /** Deletes up to `limit` events that occurred before `before`; returns how many. */
+  prune: (db: Conn, before: number, limit: number): Promise<number> =>
+    db('events').whereIn('id', db('events').select('id').where('occurred_at', '<', before).limit(limit)).delete(),
 };

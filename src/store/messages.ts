@@ -52,6 +52,9 @@ export interface MessageFilter {
   limit: number;
 }
 
+/** Message statuses after which nothing will read the body again. */
+const FINAL: MessageStatus[] = ['delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'];
+
 export const messagesRepo = {
   /** A message and its recipients; the message's status is derived from theirs. */
   async insert(tx: Tx, row: Omit<MessageRow, 'id' | 'status'>, recipients: Omit<RecipientRow, 'id' | 'message_id'>[]): Promise<number> {
@@ -95,4 +98,9 @@ export const messagesRepo = {
       .update({ status, updated_at: at, due_at: null, lease_owner: null, lease_until: null, ...patch });
     await deriveMessageStatuses(tx, [messageId]);
   },
+  /** Drops the bodies of up to `limit` finished messages created before `before`; returns how many. */
+  pruneBodies: (db: Conn, before: number, limit: number): Promise<number> =>
+    db('messages')
+      .whereIn('id', db('messages').select('id').where('created_at', '<', before).whereNotNull('content').whereIn('status', FINAL).limit(limit))
+      .update({ content: null }),
 };

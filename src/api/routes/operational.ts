@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.ts';
+import { ping } from '../../store/db.ts';
 
 /** Unauthenticated routes for load balancers and scrapers. */
 export const operationalRoutes =
@@ -7,7 +8,7 @@ export const operationalRoutes =
   async (app) => {
     app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
       try {
-        await services.db.raw('select 1');
+        await ping(services.db);
         return { status: 'ok' };
       } catch {
         return reply.code(503).send({ error: 'Database unavailable' });
