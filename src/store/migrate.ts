@@ -6,6 +6,7 @@ import * as delivery from './migrations/003_delivery.ts';
 import * as inbound from './migrations/004_inbound.ts';
 import * as reportBounds from './migrations/005_report_bounds.ts';
 import * as sandbox from './migrations/006_sandbox.ts';
+import * as seams from './migrations/007_seams.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '004_inbound': inbound,
   '005_report_bounds': reportBounds,
   '006_sandbox': sandbox,
+  '007_seams': seams,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -1,0 +1,89 @@
+import { insertedId, type Conn, type Tx } from './db.ts';
+
+export type EndpointStatus = 'active' | 'paused' | 'disabled';
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed' | 'skipped';
+
+export interface WebhookEndpointRow {
+  id: number;
+  workspace_id: number;
+  url: string;
+  /** JSON array of event names; null: every event. */
+  events: string | null;
+  secret: string;
+  status: EndpointStatus;
+  failure_count: number;
+  last_success_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookDeliveryRow {
+  id: number;
+  event_id: number;
+  endpoint_id: number;
+  workspace_id: number;
+  email_id: number;
+  event: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  due_at: number | null;
+  lease_owner: string | null;
+  lease_until: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A recorded event, as the outbox needs it. */
+export interface OutboxEvent {
+  id: number;
+  workspace_id: number;
+  email_id: number;
+  event: string;
+}
+
+const subscribed = (endpoint: Pick<WebhookEndpointRow, 'events'>, event: string): boolean =>
+  endpoint.events === null || (JSON.parse(endpoint.events) as string[]).includes(event);
+
+export const webhooksRepo = {
+  async insertEndpoint(db: Conn, row: Omit<WebhookEndpointRow, 'id'>): Promise<number> {
+    const [inserted] = await db('webhook_endpoints').insert(row).returning('id');
+    return insertedId(inserted);
+  },
+  endpointsOf: (db: Conn, workspaceId: number): Promise<WebhookEndpointRow[]> =>
+    db('webhook_endpoints').where({ workspace_id: workspaceId }).orderBy('id'),
+
+  /**
+   * The outbox write, in the transaction that records the event: one delivery per endpoint of
+   * the workspace subscribed to it, due at once; a disabled endpoint's is born skipped (it is
+   * logged, and a replay can send it). Returns how many were created.
+   */
+  async queueDeliveries(tx: Tx, e: OutboxEvent, at: number): Promise<number> {
+    const endpoints = (await webhooksRepo.endpointsOf(tx, e.workspace_id)).filter((ep) => subscribed(ep, e.event));
+    if (endpoints.length === 0) return 0;
+    await tx('webhook_deliveries').insert(
+      endpoints.map((ep): Omit<WebhookDeliveryRow, 'id'> => {
+        const pending = ep.status !== 'disabled';
+        return {
+          event_id: e.id,
+          endpoint_id: ep.id,
+          workspace_id: e.workspace_id,
+          email_id: e.email_id,
+          event: e.event,
+          status: pending ? 'pending' : 'skipped',
+          attempts: 0,
+          due_at: pending ? at : null,
+          lease_owner: null,
+          lease_until: null,
+          created_at: at,
+          updated_at: at,
+        };
+      }),
+    );
+    return endpoints.length;
+  },
+  deliveriesOf: (db: Conn, eventId: number): Promise<WebhookDeliveryRow[]> =>
+    db('webhook_deliveries').where({ event_id: eventId }).orderBy('endpoint_id'),
+  async setDeliveryStatus(db: Conn, id: number, status: WebhookDeliveryStatus, at: number): Promise<void> {
+    await db('webhook_deliveries').where({ id }).update({ status, updated_at: at, due_at: status === 'pending' ? at : null });
+  },
+};
