@@ -75,8 +75,13 @@ export class RecipientPipeline {
     if (destination.kind !== 'hosts') return judgeDestination(destination);
     const sending = await this.sendingDomain(prepared.message.domain);
     const from = verpSender(this.deps.verp, row.id, sending.returnPathDomain);
-    const own = await this.deps.render(prepared, { tracking: sending.tracking, recipient: { id: row.id, address: row.address } });
+    const own = await this.deps.render(prepared, {
+      tracking: sending.tracking,
+      recipient: { id: row.id, address: row.address },
+      stream: prepared.message.stream,
+    });
     const raw = await recipientCopy(prepared, own, sending.key, this.deps.clock.now());
+    this.deps.metrics.deliverySignatures.inc();
     let last: Verdict | null = null;
     // RFC 5321 §5.1: try each host in order until one takes the message or refuses it for good.
     for (const host of destination.hosts) {

@@ -5,13 +5,16 @@ import type { PreparedMessage, RecipientParts } from './compose.ts';
 export interface RenderContext {
   /** The sending domain's switches: off means no pixel, no rewritten link, no event. */
   tracking: { open: boolean; click: boolean };
+  /** The recipient row's id is what tracking and unsubscribe tokens carry. */
   recipient: { id: number; address: string };
+  /** Broadcast mail gets List-Unsubscribe and `{{unsubscribe_url}}`; transactional does not. */
+  stream: 'transactional' | 'broadcast';
 }
 
 /**
  * The per-recipient render step, run on the prepared message before signing: it returns only
  * what differs for this recipient (its HTML with tracked links, `{{unsubscribe_url}}` filled in,
- * List-Unsubscribe headers on broadcast mail). `prepared.message.stream` tells broadcast apart.
+ * List-Unsubscribe headers on broadcast mail).
  */
 export type RenderStep = (prepared: PreparedMessage, ctx: RenderContext) => RecipientParts | Promise<RecipientParts>;
 

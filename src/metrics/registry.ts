@@ -72,6 +72,11 @@ export function createMetrics() {
       help: 'Messages whose shared MIME was built (once for all recipients while it stays cached)',
       registers: [registry],
     }),
+    deliverySignatures: new Counter({
+      name: 'mailsvc_delivery_dkim_signatures_total',
+      help: 'Recipient copies DKIM-signed (after their destination resolved, so never for mail that cannot leave)',
+      registers: [registry],
+    }),
     deliveryInFlight: new Gauge({
       name: 'mailsvc_delivery_in_flight',
       help: 'Recipients claimed by this process and not yet recorded',
