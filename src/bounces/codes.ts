@@ -51,12 +51,6 @@ function trimChars(v: string, lead: string, trail: string): string {
 const ENHANCED = /(?<![\d.])([245])\.([0-7])\.(\d{1,3})(?![\d]|\.\d)/;
 const ENHANCED_ALL = new RegExp(ENHANCED.source, 'g');
 
-export function findEnhanced(text: string | null | undefined): string | null {
-  if (!text) return null;
-  const m = ENHANCED.exec(text);
-  return m ? `${m[1]}.${m[2]}.${m[3]}` : null;
-}
-
 /** All enhanced codes in order; a 2.x.x success code in a failure text is never the cause. */
 export function findFailureEnhanced(text: string | null | undefined): string | null {
   if (!text) return null;

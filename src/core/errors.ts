@@ -1,18 +1,18 @@
 /**
  * The one catalogue of errors the service raises on purpose. The API renders each as
- * `{"error": message}` with its status; the SMTP adapters map the same codes to reply codes.
+ * `{"error": message}` with its status.
  */
 export const ERROR_CODES = {
-  BAD_REQUEST: { status: 400, smtp: 501 },
-  UNAUTHORIZED: { status: 401, smtp: 535 },
-  FORBIDDEN: { status: 403, smtp: 550 },
-  NOT_FOUND: { status: 404, smtp: 550 },
-  CONFLICT: { status: 409, smtp: 451 },
-  PAYLOAD_TOO_LARGE: { status: 413, smtp: 552 },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, smtp: 554 },
-  VALIDATION: { status: 422, smtp: 550 },
-  RATE_LIMITED: { status: 429, smtp: 451 },
-  UNAVAILABLE: { status: 503, smtp: 421 },
+  BAD_REQUEST: { status: 400 },
+  UNAUTHORIZED: { status: 401 },
+  FORBIDDEN: { status: 403 },
+  NOT_FOUND: { status: 404 },
+  CONFLICT: { status: 409 },
+  PAYLOAD_TOO_LARGE: { status: 413 },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415 },
+  VALIDATION: { status: 422 },
+  RATE_LIMITED: { status: 429 },
+  UNAVAILABLE: { status: 503 },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -40,10 +40,10 @@ export interface NewEvent {
 }
 
 /**
- * Records an event inside the caller's transaction, so the event and the recipient's new status
- * commit together; the events table is the outbox webhooks are sent from. `occurred_at` is
- * unique per (email, event): a clash is bumped by 1 ms, so email_id + event + occurred_at
- * identifies one event even for many recipients.
+ * Records an event inside the caller's transaction, so the event, its webhook deliveries (one
+ * per subscribed endpoint: the outbox) and the recipient's new status commit together.
+ * `occurred_at` is unique per (email, event): a clash is bumped by 1 ms, so email_id + event +
+ * occurred_at identifies one event even for many recipients.
  */
 export async function recordEvent(tx: Tx, e: NewEvent): Promise<EventPayload> {
   let payload!: EventPayload;

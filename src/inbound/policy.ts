@@ -49,11 +49,6 @@ export function splitAddress(address: string): { local: string; domain: string }
 
 const safeId = (id: bigint | null): number | null => (id !== null && id <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(id) : null);
 
-/** MAIL FROM: any sender, the null sender of a DSN included; no SPF or DMARC rejection. */
-export function checkSender(address: string | null): Decision<string> {
-  return { ok: true, value: address ?? '' };
-}
-
 export function checkRecipient(session: SessionView, address: string, policy: RecipientPolicy): Decision<InboundTarget> {
   if (session.accepted >= policy.maxRecipients) return refuse('tooManyRecipients');
   const parts = splitAddress(address);

@@ -17,7 +17,6 @@ export const REPLIES = {
   storeFailed: { code: 451, status: '4.3.0', text: 'Temporary failure storing the report, try again later' },
   // Every parser worker busy and the queue full: a flood; a genuine sender retries later.
   parserBusy: { code: 451, status: '4.3.2', text: 'Too many reports being processed, try again later' },
-  shuttingDown: { code: 421, status: '4.3.2', text: 'Service shutting down' },
 } as const;
 
 export type ReplyName = keyof typeof REPLIES;

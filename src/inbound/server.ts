@@ -3,7 +3,7 @@ import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMT
 import type { TlsCredentials } from '../tls/certificates.ts';
 import type { ReturnPathDomains } from '../domains/return-path.ts';
 import { ConnectionLimiter, INBOUND_LIMITS, MessageRateLimiter } from './limits.ts';
-import { checkRecipient, checkSender, type InboundTarget } from './policy.ts';
+import { checkRecipient, type InboundTarget } from './policy.ts';
 import { ParseQueueFull, startParsePool, type ParsePoolOptions } from './parse-pool.ts';
 import { handleReport, type HandledReport, type InboundDeps } from './process.ts';
 import { captureMessage } from './receive.ts';
@@ -94,11 +94,10 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
       targets.delete(session.id);
     },
 
-    onMailFrom(address: SMTPServerAddress, session, callback) {
+    // Any sender, the null sender of a DSN included: no SPF or DMARC rejection of reports.
+    onMailFrom(_address: SMTPServerAddress, session, callback) {
       targets.set(session.id, new Map());
       if (!rates.hit(session.remoteAddress)) return callback(refuse('rateLimited', session, 'mail'));
-      const decision = checkSender(address.address || null);
-      if (!decision.ok) return callback(refuse(decision.reason as ReplyName, session, 'mail'));
       callback();
     },
 

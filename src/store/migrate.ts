@@ -32,8 +32,3 @@ export async function migrate(db: Db): Promise<string[]> {
   const [, applied] = (await db.migrate.latest({ migrationSource: source })) as [number, string[]];
   return applied;
 }
-
-export async function pendingMigrations(db: Db): Promise<string[]> {
-  const [, pending] = (await db.migrate.list({ migrationSource: source })) as [unknown, { file?: string }[] | string[]];
-  return pending.map((p) => (typeof p === 'string' ? p : (p.file ?? String(p))));
-}

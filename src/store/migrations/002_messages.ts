@@ -12,7 +12,7 @@ export async function up(knex: Knex): Promise<void> {
     t.text('from_header').notNullable();
     t.string('from_address', 320).notNullable();
     t.text('subject').notNullable();
-    /** JSON: to, cc, bcc, reply_to, headers, tags, attachments, html, text; pruned after retention. */
+    /** JSON of MessageContent (src/messages/content.ts): fields or raw MIME; null once pruned. */
     t.text('content').nullable();
     t.text('envelope').notNullable();
     t.string('message_id_header', 255).notNullable();
