@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { CLI } from './helpers/cli.ts';
 
 describe('mailsvc serve as a process', () => {
@@ -12,6 +12,14 @@ describe('mailsvc serve as a process', () => {
     const file = join(dir, 'c.json');
     writeFileSync(file, JSON.stringify({ dataDir: join(dir, 'data'), server: { hostname: 'mail.serve.test' }, http: { host: '127.0.0.1' }, inbound: { host: '127.0.0.1', port: 0 }, submission: { host: '127.0.0.1', port: 0, tlsPort: 0 } }));
     const child = spawn(process.execPath, [CLI, '--config', file, 'serve', '--http-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Whatever fails below, no server is left running and no directory left behind.
+    onTestFinished(async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await once(child, 'exit');
+      }
+      rmSync(dir, { recursive: true, force: true });
+    });
     let log = '';
     const port = await new Promise<number>((resolve, reject) => {
       child.stderr.on('data', (d) => {
@@ -30,5 +38,5 @@ describe('mailsvc serve as a process', () => {
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
     expect(log).toMatch(/shutting down/);
-  });
+  }, 60_000);
 });

@@ -57,3 +57,18 @@ export const bool = (v: unknown): boolean => v === true || v === 1 || v === '1';
 export async function ping(db: Conn): Promise<void> {
   await db.raw('select 1');
 }
+
+const SQLITE_SYNCHRONOUS = ['off', 'normal', 'full', 'extra'];
+
+/**
+ * The durability setting in force on this connection (or transaction's connection): SQLite's
+ * `synchronous` (off, normal, full, extra), PostgreSQL's `synchronous_commit` (off, local, on...).
+ */
+export async function durability(db: Conn): Promise<string> {
+  if (isPg(db)) {
+    const { rows } = await db.raw('show synchronous_commit');
+    return String(rows[0].synchronous_commit);
+  }
+  const rows: { synchronous: number }[] = await db.raw('pragma synchronous');
+  return SQLITE_SYNCHRONOUS[rows[0].synchronous] ?? String(rows[0].synchronous);
+}

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { dkimTxtRecord } from '../../src/dkim/keys.ts';
 import { verpRecipientId } from '../../src/delivery/verp.ts';
 import { domainsRepo } from '../../src/store/domains.ts';
@@ -16,6 +16,7 @@ describe.each(STORES)('direct MX delivery (%s)', (kind) => {
   it('delivers one copy per recipient domain to its MX, DKIM-signed, each with its own VERP sender, and records email.delivered per recipient', async () => {
     const env = await deliveryEnv(kind);
     const second = await startSmtpSink();
+    onTestFinished(() => second.close());
     await loopbackAlias('127.0.0.2', env.port, second);
     env.mx('one.test');
     env.mx('two.test', [{ name: 'mx.two.test', ip: '127.0.0.2' }]);
@@ -111,6 +112,7 @@ describe.each(STORES)('direct MX delivery (%s)', (kind) => {
 
   it('sends everything through delivery.relayHost with AUTH when set, ignoring MX records', async () => {
     const relay = await startSmtpSink({ auth: { user: 'relay-user', pass: 'relay-secret' } });
+    onTestFinished(() => relay.close());
     const env = await deliveryEnv(kind, {
       delivery: { relayHost: `127.0.0.1:${relay.port}`, relayUser: 'relay-user', relayPassword: 'relay-secret' },
     });
@@ -124,6 +126,5 @@ describe.each(STORES)('direct MX delivery (%s)', (kind) => {
     expect(env.dns.queries.filter((q) => q.type === 'MX')).toStrictEqual([]);
     const events = (await env.detail(id)).events;
     expect(events.map((e: { provider: { reporting_mta: string } }) => e.provider.reporting_mta)).toStrictEqual(['127.0.0.1', '127.0.0.1']);
-    await relay.close();
   });
 });

@@ -12,6 +12,8 @@ export interface SinkReply {
 /** What one stage does in one attempt: wait first (stall), then reply (or accept when no reply). */
 export interface SinkAction {
   stallMs?: number;
+  /** Waits for this (a test's gate) before replying, after any stall. */
+  until?: Promise<unknown>;
   reply?: SinkReply;
 }
 
@@ -144,6 +146,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
 
   const perform = async (action: SinkAction | undefined): Promise<void> => {
     await delay(action?.stallMs);
+    if (action?.until) await action.until;
     if (action?.reply) throw smtpError(action.reply);
   };
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { durability } from '../../src/store/db.ts';
 import { oneJson, runCli } from '../helpers/cli.ts';
 import { spawnServe } from '../helpers/process.ts';
 import { STORES } from '../helpers/stores.ts';
@@ -6,8 +7,10 @@ import { startTestServer } from '../helpers/server.ts';
 
 describe.each(STORES)('durability of accepted mail (%s)', (kind) => {
   it('keeps every message answered 201 when the server is SIGKILLed right after the last answer', async () => {
-    // The in-process server only provides a scratch database and its config file here.
+    // The in-process server provides a scratch database and its config file, and shows the
+    // setting in force on the connection the group committer commits on.
     const scratch = await startTestServer(kind);
+    expect(await scratch.services.committer.run((tx) => durability(tx))).toBe(kind === 'sqlite' ? 'full' : 'on');
     await scratch.close();
     const cfg = ['--config', scratch.configFile];
     const { api_key: key } = oneJson(await runCli([...cfg, 'workspace', 'create', 'durable', '--json']));
@@ -40,5 +43,5 @@ describe.each(STORES)('durability of accepted mail (%s)', (kind) => {
     expect([...accepted].filter((id) => !seen.has(id))).toStrictEqual([]);
     expect(seen.size).toBe(200);
     await second.stop();
-  });
+  }, 120_000);
 });
