@@ -14,12 +14,49 @@ function sources(dir = SRC): string[] {
 
 const files = sources().map((path) => ({ path: relative(SRC, path), text: readFileSync(path, 'utf8') }));
 
-/** Lines of files outside `room` (a folder of src/) that match `pattern`, as "file:line: text". */
+/** Lines matching `pattern` in files not `allowed`, as "file:line: text". */
 function offenders(pattern: RegExp, allowed: (path: string) => boolean): string[] {
   return files
     .filter((f) => !allowed(f.path))
     .flatMap((f) => f.text.split('\n').flatMap((line, i) => (pattern.test(line) ? [`${f.path}:${i + 1}: ${line.trim()}`] : [])));
 }
+
+/** The rooms of src/ that `path`'s relative imports reach (a top-level file is its own room). */
+function roomsImported(path: string, text: string): string[] {
+  const dir = path.split('/').slice(0, -1);
+  return [...text.matchAll(/from '(\.[^']+)'/g)].map((m) => {
+    const parts = [...dir];
+    for (const seg of m[1]!.split('/')) {
+      if (seg === '..') parts.pop();
+      else if (seg !== '.') parts.push(seg);
+    }
+    return parts[0]!;
+  });
+}
+
+const roomOf = (path: string) => path.split('/')[0]!;
+const imports = (pkg: string) => new RegExp(`from '${pkg}(/[^']*)?'`);
+
+describe('import rules (docs/ARCHITECTURE.md)', () => {
+  it('only api/ and roles/ import Fastify; only inbound/ (and submission/) import smtp-server; only store/ imports a database driver', () => {
+    const outside = (...rooms: string[]) => (p: string) => rooms.includes(roomOf(p));
+    expect(offenders(imports('(fastify|@fastify/[a-z-]+)'), outside('api', 'roles'))).toStrictEqual([]);
+    expect(offenders(imports('smtp-server'), outside('inbound', 'submission'))).toStrictEqual([]);
+    expect(offenders(imports('(knex|pg|better-sqlite3)'), outside('store'))).toStrictEqual([]);
+  });
+
+  it('the pure rooms import nothing of ours outside themselves: core, bounces, dkim, tokens', () => {
+    const wrong = files
+      .filter((f) => ['core', 'bounces', 'dkim', 'tokens'].includes(roomOf(f.path)))
+      .flatMap((f) => roomsImported(f.path, f.text).filter((r) => r !== roomOf(f.path)).map((r) => `${f.path} imports ${r}/`));
+    expect(wrong).toStrictEqual([]);
+  });
+
+  it('the checks see what they look for', () => {
+    expect(offenders(imports('fastify'), () => false).length).toBeGreaterThan(3);
+    expect(roomsImported('delivery/pipeline.ts', "import { x } from '../store/db.ts';\nimport { y } from './mx.ts';")).toStrictEqual(['store', 'delivery']);
+  });
+});
 
 describe('storage only through src/store/', () => {
   it('no code outside src/store/ builds a query or imports knex', () => {
