@@ -8,10 +8,10 @@ import { testConfig } from './server.ts';
 import { scratchStore, type StoreKind } from './stores.ts';
 
 /**
- * A migrated scratch database and a way to open more connections (pools) to it, as separate
- * processes would; all closed and dropped after the test.
+ * A scratch database and a way to open connections (pools) to it, as separate processes
+ * would; all closed and dropped after the test.
  */
-export async function migratedStore(kind: StoreKind): Promise<{ db: Db; open(): Db }> {
+export async function openStore(kind: StoreKind): Promise<{ open(): Db }> {
   const store = await scratchStore(kind);
   const config = testConfig(store);
   const dbs: Db[] = [];
@@ -24,6 +24,12 @@ export async function migratedStore(kind: StoreKind): Promise<{ db: Db; open(): 
     for (const db of dbs) await db.destroy();
     await store.drop();
   });
+  return { open };
+}
+
+/** A migrated scratch database, as `openStore`. */
+export async function migratedStore(kind: StoreKind): Promise<{ db: Db; open(): Db }> {
+  const { open } = await openStore(kind);
   const db = open();
   await migrate(db);
   return { db, open };

@@ -1,28 +1,17 @@
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { createDb, type Db } from '../../src/store/db.ts';
+import { describe, expect, it } from 'vitest';
+import type { Db } from '../../src/store/db.ts';
 import { GroupCommitter } from '../../src/store/groupCommit.ts';
-import { testConfig } from '../helpers/server.ts';
-import { STORES, scratchStore, type StoreKind } from '../helpers/stores.ts';
+import { openStore } from '../helpers/db.ts';
+import { STORES, type StoreKind } from '../helpers/stores.ts';
 
 async function counters(kind: StoreKind): Promise<{ open(): Db }> {
-  const store = await scratchStore(kind);
-  const config = testConfig(store);
-  const dbs: Db[] = [];
-  const open = () => {
-    const db = createDb(config.database);
-    dbs.push(db);
-    return db;
-  };
+  const { open } = await openStore(kind);
   const first = open();
   await first.schema.createTable('counters', (t) => {
     t.integer('id').primary();
     t.integer('v').notNullable();
   });
   await first('counters').insert([{ id: 1, v: 0 }, { id: 2, v: 0 }]);
-  onTestFinished(async () => {
-    for (const db of dbs) await db.destroy();
-    await store.drop();
-  });
   return { open };
 }
 
