@@ -35,22 +35,21 @@ interface ActiveRule {
   terms: readonly Term[];
 }
 
-const allRules = (): ActiveRule[] => TEXT_RULES.map((rule) => ({ rule, pattern: rule.pattern, terms: rule.terms }));
-let active: ActiveRule[] = allRules();
+/** The text rules a classification reads, in order. */
+export type TextRuleSet = readonly ActiveRule[];
+
+/** Every rule with all its terms: what the service uses. */
+export const ALL_TEXT_RULES: TextRuleSet = TEXT_RULES.map((rule) => ({ rule, pattern: rule.pattern, terms: rule.terms }));
 
 /**
- * Withholds the evidence of some corpus families (no argument: every term back in use). Only for
- * measuring: leave-one-family-out scores a family with the terms that are cited from a public
- * source or were seen in another family, as if its own files had never been read.
+ * The rules without the evidence of some corpus families, for measuring: leave-one-family-out
+ * scores a family with the terms that are cited from a public source or were seen in another
+ * family, as if its own files had never been read.
  */
-export function withholdEvidence(families?: Iterable<string>): void {
-  if (!families) {
-    active = allRules();
-    return;
-  }
+export function withheldRules(families: Iterable<string>): TextRuleSet {
   const withheld = new Set(families);
   const usable = (t: Term) => t.cites.length > 0 || t.seen.some((f) => !withheld.has(f));
-  active = TEXT_RULES.map((rule) => {
+  return TEXT_RULES.map((rule) => {
     const terms = rule.terms.filter(usable);
     return { rule, pattern: joinTerms(terms), terms };
   });
@@ -72,11 +71,11 @@ function matchOne(a: ActiveRule, index: number, text: string): TextMatch | null 
 }
 
 /** The first text rule that matches: the one that decides when the status code does not. */
-export function matchTextRule(text: string): TextMatch | null {
+export function matchTextRule(text: string, rules: TextRuleSet = ALL_TEXT_RULES): TextMatch | null {
   // The rules are many and some are broad; they see a bounded text, whatever a report holds.
   const probe = text.slice(0, REPORT_LIMITS.classifyText);
-  for (let i = 0; i < active.length; i++) {
-    const m = matchOne(active[i]!, i, probe);
+  for (let i = 0; i < rules.length; i++) {
+    const m = matchOne(rules[i]!, i, probe);
     if (m) return m;
   }
   return null;
@@ -86,8 +85,8 @@ export function matchTextRule(text: string): TextMatch | null {
 export function matchAllTextRules(text: string): TextMatch[] {
   const probe = text.slice(0, REPORT_LIMITS.classifyText);
   const out: TextMatch[] = [];
-  for (let i = 0; i < active.length; i++) {
-    const m = matchOne(active[i]!, i, probe);
+  for (let i = 0; i < ALL_TEXT_RULES.length; i++) {
+    const m = matchOne(ALL_TEXT_RULES[i]!, i, probe);
     if (m) out.push(m);
   }
   return out;
@@ -98,8 +97,8 @@ export function explainWords(text: string): string[] {
   return matchAllTextRules(text).map((m) => `${m.rule.signal}: "${m.words}"`);
 }
 
-export function reasonFromText(text: string): Reason | null {
-  return matchTextRule(text)?.rule.reason ?? null;
+export function reasonFromText(text: string, rules: TextRuleSet = ALL_TEXT_RULES): Reason | null {
+  return matchTextRule(text, rules)?.rule.reason ?? null;
 }
 
 // Yahoo checks the mailbox only at the end of DATA and says so plainly:
@@ -157,7 +156,7 @@ export interface Classification extends ReplyClassification {
 
 const describe = (m: TextMatch) => `text rule #${m.index} ${m.rule.signal}: "${m.words}"`;
 
-export function classify(input: ClassifyInput): Classification {
+export function classify(input: ClassifyInput, rules: TextRuleSet = ALL_TEXT_RULES): Classification {
   const text = fold((input.text ?? '').slice(0, REPORT_LIMITS.classifyText));
   const given = normaliseStatus(input.status);
   const inText = normaliseStatus(findFailureEnhanced(text));
@@ -173,7 +172,7 @@ export function classify(input: ClassifyInput): Classification {
   // Signal order: (1) a decisive enhanced code, (2) the first text rule, (3) the enhanced code's
   // meaning, (4) the reply code's meaning, (5) nothing said: undefined (never suppressed).
   const byStatus = statusRule(status);
-  const byText = matchTextRule(text);
+  const byText = matchTextRule(text, rules);
   const decidedBy: string[] = [];
   let reason: Reason;
   if (byStatus?.decisive) {

@@ -4,7 +4,7 @@
 
 import { parseFeedbackReport, headersOf, isHotmailStyleComplaint } from './arf.ts';
 import { isAutoReply } from './autoreply.ts';
-import { classify, commandFromText, reasonFromText } from './classify.ts';
+import { ALL_TEXT_RULES, classify, commandFromText, reasonFromText, type TextRuleSet } from './classify.ts';
 import { cleanAddress, findFailureEnhanced, findReplyCode, fold } from './codes.ts';
 import { parseDeliveryStatus, type DsnRecipient } from './dsn.ts';
 import { decodeCharset, header, leaves, parseHeaders, parseMime, toLatin1Lf, type Header, type MimePart } from './mime.ts';
@@ -96,7 +96,7 @@ function originalMessageId(parts: MimePart[], root: MimePart): { id: string | nu
 // The remote host's words are what classify; SES's code stands only when the reply has none.
 const SES_DIAGNOSTIC = /^([245]\.\d{1,3}\.\d{1,3}) - [^']*?(\d{3})-'([\s\S]*)'\s*\(delivery attempts: \d+\)/;
 
-function recipient(address: string, action: string, diagnostic: string, status: string | null, remoteMta: string | null, context: string, diagnosticType: string | null = null, response = diagnostic): ReportRecipient {
+function recipient(rules: TextRuleSet, address: string, action: string, diagnostic: string, status: string | null, remoteMta: string | null, context: string, diagnosticType: string | null = null, response = diagnostic): ReportRecipient {
   let text = fold(diagnostic).slice(0, DIAGNOSTIC_LIMIT);
   const ses = SES_DIAGNOSTIC.exec(text);
   if (ses) {
@@ -104,7 +104,7 @@ function recipient(address: string, action: string, diagnostic: string, status: 
     status = findFailureEnhanced(ses[3]) ?? ses[1]!;
   }
   const command = commandFromText(context);
-  const c = classify({ status, text, action, command, diagnosticType });
+  const c = classify({ status, text, action, command, diagnosticType }, rules);
   const delayed = action === 'delayed';
   return {
     address,
@@ -121,7 +121,7 @@ function recipient(address: string, action: string, diagnostic: string, status: 
   };
 }
 
-function fromDsn(list: DsnRecipient[], notice: string): ReportRecipient[] {
+function fromDsn(rules: TextRuleSet, list: DsnRecipient[], notice: string): ReportRecipient[] {
   const out: ReportRecipient[] = [];
   const blocks = parseNotice(notice, list.map((r) => r.address).filter((a): a is string => a !== null), new Set());
   // First block per address, looked up once per recipient (a scan per recipient is quadratic).
@@ -138,10 +138,10 @@ function fromDsn(list: DsnRecipient[], notice: string): ReportRecipient[] {
     // and a full disk the reporting MTA states itself ("Your message to <nekochan> was
     // automatically rejected: Not enough disk space") outweighs the remote's generic code.
     const context = list.length === 1 ? `${r.diagnostic}\n${block}\n${notice}` : `${r.diagnostic}\n${block}`;
-    const own = list.length === 1 ? reasonFromText(fold(noticeText(notice))) : null;
+    const own = list.length === 1 ? reasonFromText(fold(noticeText(notice)), rules) : null;
     const text = own === 'mailbox_full' || own === 'system_full' ? `${fold(noticeText(notice))} ${diagnostic}` : diagnostic;
     // The classifier may read the notice's own words too; the response stays the report's.
-    const entry = recipient(r.address, action, text, r.status, r.remoteMta, context, r.diagnosticType, diagnostic);
+    const entry = recipient(rules, r.address, action, text, r.status, r.remoteMta, context, r.diagnosticType, diagnostic);
     if (r.originalRecipient && r.originalRecipient.toLowerCase() !== r.address.toLowerCase()) entry.originalRecipient = r.originalRecipient;
     out.push(entry);
   }
@@ -167,7 +167,7 @@ function complaint(report: ParsedReport, feedbackType: string, addresses: string
   };
 }
 
-function parse(raw: Buffer, depth = 0): ParsedReport {
+function parse(raw: Buffer, rules: TextRuleSet, depth = 0): ParsedReport {
   const root = parseMime(toLatin1Lf(raw));
   const top = root.headers;
   const parts = leaves(root);
@@ -195,7 +195,7 @@ function parse(raw: Buffer, depth = 0): ParsedReport {
       reportingMta: ses.reportingMta,
       recipients: list
         .filter((r) => !NOT_FAILED.has(r.action ?? 'failed'))
-        .map((r) => recipient(cleanAddress(r.address)!, r.action ?? 'failed', r.diagnostic, r.status, ses.reportingMta, r.diagnostic)),
+        .map((r) => recipient(rules, cleanAddress(r.address)!, r.action ?? 'failed', r.diagnostic, r.status, ses.reportingMta, r.diagnostic)),
     };
   }
 
@@ -205,7 +205,7 @@ function parse(raw: Buffer, depth = 0): ParsedReport {
     const list = dsn.flatMap((d) => d.recipients);
     if (list.some((r) => r.address)) {
       report.reportingMta = dsn.find((d) => d.reportingMta)?.reportingMta ?? null;
-      return { ...report, kind: 'bounce', recipients: fromDsn(list, text) };
+      return { ...report, kind: 'bounce', recipients: fromDsn(rules, list, text) };
     }
   }
 
@@ -213,7 +213,7 @@ function parse(raw: Buffer, depth = 0): ParsedReport {
   if (depth === 0) {
     const inner = parts.find((p) => p.contentType === 'message/rfc822' && /message\/delivery-status/i.test(p.body));
     if (inner) {
-      const nested = parse(Buffer.from(inner.body, 'latin1'), 1);
+      const nested = parse(Buffer.from(inner.body, 'latin1'), rules, 1);
       if (nested.kind === 'bounce' && nested.recipients.length > 0) return { ...nested, humanText: report.humanText || nested.humanText };
     }
   }
@@ -228,7 +228,7 @@ function parse(raw: Buffer, depth = 0): ParsedReport {
     const dsn = parseDeliveryStatus(text.slice(inline.index));
     if (dsn.recipients.some((r) => r.address)) {
       report.reportingMta = dsn.reportingMta;
-      return { ...report, kind: 'bounce', recipients: fromDsn(dsn.recipients, text.slice(0, inline.index)) };
+      return { ...report, kind: 'bounce', recipients: fromDsn(rules, dsn.recipients, text.slice(0, inline.index)) };
     }
   }
 
@@ -246,22 +246,25 @@ function parse(raw: Buffer, depth = 0): ParsedReport {
   // A notice about one recipient is all about it: its transcript may name the failing command
   // outside the recipient's block ("-------SMTP command DATA").
   const whole = entries.length === 1 ? noticeText(unquote(text)) : null;
-  const recipients = entries.map((e) => recipient(e.address, action, e.block, null, null, whole ?? e.block));
+  const recipients = entries.map((e) => recipient(rules, e.address, action, e.block, null, null, whole ?? e.block));
   return { ...report, kind: 'bounce', recipients };
 }
 
-/** Parses a report; never throws, whatever the bytes (garbage → kind "unknown"). */
-export async function parseReport(raw: Buffer): Promise<ParsedReport> {
-  return parseReportSync(raw);
+/**
+ * Parses a report; never throws, whatever the bytes (garbage → kind "unknown"). `rules` are
+ * the classifier's text rules: all of them, except when measuring (`withheldRules`).
+ */
+export async function parseReport(raw: Buffer, rules: TextRuleSet = ALL_TEXT_RULES): Promise<ParsedReport> {
+  return parseReportSync(raw, rules);
 }
 
-export function parseReportSync(raw: Buffer): ParsedReport {
+export function parseReportSync(raw: Buffer, rules: TextRuleSet = ALL_TEXT_RULES): ParsedReport {
   try {
     const messages = splitMbox(raw);
-    if (!messages) return parse(raw);
+    if (!messages) return parse(raw, rules);
     // A saved mailbox holding several reports: the failed recipients of all its bounces, the
     // rest (Message-ID, reporting MTA, text) from the first bounce.
-    const reports = messages.map((m) => parse(m));
+    const reports = messages.map((m) => parse(m, rules));
     const bounces = reports.filter((r) => r.kind === 'bounce');
     if (bounces.length < 2) return bounces[0] ?? reports[0]!;
     return { ...bounces[0]!, recipients: bounces.flatMap((r) => r.recipients) };

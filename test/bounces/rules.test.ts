@@ -5,7 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { classifyReply, REASONS } from '../../src/bounces/index.ts';
-import { matchTextRule } from '../../src/bounces/classify.ts';
+import { ALL_TEXT_RULES, matchTextRule, withheldRules } from '../../src/bounces/classify.ts';
 import { cleanAddress, fold } from '../../src/bounces/codes.ts';
 import { noticeText } from '../../src/bounces/notice.ts';
 import { NOTICE_LEADS, ORIGINAL_MARKERS } from '../../src/bounces/notice-patterns.ts';
@@ -53,5 +53,22 @@ describe('quoted-original markers: the notice is cut at each real marker line', 
         expect(noticeText(`${notice}${example}\n\nSubject: Nyaan\n`)).toBe(notice);
       });
     }
+  });
+});
+
+describe('withheld evidence (leave-one-family-out)', () => {
+  it('a term seen only in one family and cited nowhere is gone from that rule set, and only there', () => {
+    const only = TEXT_RULES.flatMap((rule) => rule.terms.map((term) => ({ rule, term }))).find(({ term }) => term.cites.length === 0 && term.seen.length === 1)!;
+    expect(only).toBeDefined();
+    const family = only.term.seen[0]!;
+    // A text made of the term's own words: decided by its rule with every term in use.
+    const words = TEXT_RULES.flatMap((r) => r.examples).find((e) => only.term.pattern.test(e) && matchTextRule(e)?.term === only.term);
+    expect(words).toBeDefined();
+    const rules = withheldRules([family]);
+    expect(rules.find((r) => r.rule === only.rule)!.terms).not.toContain(only.term);
+    expect(matchTextRule(words!, rules)?.term).not.toBe(only.term);
+    // Building a withheld set changes nothing for everyone else.
+    expect(matchTextRule(words!)?.term).toBe(only.term);
+    expect(ALL_TEXT_RULES.find((r) => r.rule === only.rule)!.terms).toContain(only.term);
   });
 });

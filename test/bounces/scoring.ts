@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseReport, toParseOutput, type ParseOutput } from '../../src/bounces/index.ts';
-import { matchTextRule, withholdEvidence } from '../../src/bounces/classify.ts';
+import { matchTextRule, withheldRules } from '../../src/bounces/classify.ts';
 import { REASONS, TEXT_RULES, type Reason, type Term, type TextRule } from '../../src/bounces/rules.ts';
 
 export const CORPUS = new URL('../fixtures/bounces/', import.meta.url);
@@ -151,18 +151,14 @@ export function withheldFor(manifest: ManifestEntry[], family: string): Set<stri
 
 /**
  * Leave-one-family-out: each family's files parsed with only the terms whose evidence is a
- * public source or another family (withholdEvidence in classify.ts), as if that family's
+ * public source or another family (withheldRules in classify.ts), as if that family's
  * format had never been seen. Returns the outputs of every file, each from its own run.
  */
 export async function parseLeaveOneFamilyOut(manifest: ManifestEntry[]): Promise<Map<string, ParseOutput>> {
   const outputs = new Map<string, ParseOutput>();
-  try {
-    for (const family of new Set(manifest.map((m) => m.family))) {
-      withholdEvidence(withheldFor(manifest, family));
-      for (const m of manifest.filter((x) => x.family === family)) outputs.set(m.file, toParseOutput(m.file, await parseReport(readMessage(m.file))));
-    }
-  } finally {
-    withholdEvidence();
+  for (const family of new Set(manifest.map((m) => m.family))) {
+    const rules = withheldRules(withheldFor(manifest, family));
+    for (const m of manifest.filter((x) => x.family === family)) outputs.set(m.file, toParseOutput(m.file, await parseReport(readMessage(m.file), rules)));
   }
   return outputs;
 }
