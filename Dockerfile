@@ -1,8 +1,9 @@
 # syntax=docker/dockerfile:1
 # Build stage: compile the native SQLite binding with the full toolchain.
 FROM node:22-bookworm AS build
-# The official image keeps Node's headers under /usr/local (the repository's .npmrc says /usr).
-ENV npm_config_nodedir=/usr/local
+# Build better-sqlite3 against the image's own Node headers (under /usr/local) when no prebuilt
+# binary can be downloaded; node-gyp reads this variable.
+ENV npm_package_config_node_gyp_nodedir=/usr/local
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 # `npm ci` compiles src/ into dist/ (the prepare script), so the sources come first.
@@ -21,9 +22,10 @@ COPY --from=build /app /app
 RUN mkdir -p /app/data && chown -R node:node /app/data
 USER node
 VOLUME ["/app/data"]
-# HTTP API 3000; SMTP submission 1587 (STARTTLS) and 1465 (TLS); inbound MX 2525.
-# Production maps the standard ports onto them: -p 25:2525 -p 587:1587 -p 465:1465 -p 443->3000 via a proxy.
-EXPOSE 3000 1587 1465 2525
-HEALTHCHECK --interval=30s --timeout=5s CMD node -e "fetch('http://127.0.0.1:3000/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# HTTP API 3000 and inbound MX 2525 (SMTP submission is not part of this build yet).
+# Production maps the standard ports onto them: -p 25:2525, and 443 -> 3000 through a proxy.
+EXPOSE 3000 2525
+# Asks the API at the configured http.host/http.port (config file or MAILSVC_HTTP_PORT).
+HEALTHCHECK --interval=30s --timeout=5s CMD ["node", "bin/mailsvc", "healthcheck", "--timeout", "4"]
 ENTRYPOINT ["node", "bin/mailsvc"]
 CMD ["serve"]

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { registerBounceCommands } from './commands/bounces.ts';
 import { registerDomainCommands } from './commands/domains.ts';
+import { registerHealthcheckCommand } from './commands/health.ts';
 import { registerInboxCommands } from './commands/inbox.ts';
 import { registerQueueCommands } from './commands/queue.ts';
 import { registerSendCommand } from './commands/send.ts';
@@ -71,6 +72,7 @@ export function buildProgram(): { program: Command; ctx: CliContext } {
   registerSuppressionCommands(program, ctx);
   registerUsageCommand(program, ctx);
   registerInboxCommands(program, ctx);
+  registerHealthcheckCommand(program, ctx);
   return { program, ctx };
 }
 
