@@ -62,15 +62,18 @@ export class AcceptService {
     return (await this.stored(this.deps.db, principal, idempotency))?.replay ?? null;
   }
 
-  private async checkSendingDomain(principal: Principal, domain: string): Promise<void> {
+  /** Why this key may not send from `domain`, or null when it may; each front end words the refusal. */
+  async sendingDomainProblem(principal: Principal, domain: string): Promise<string | null> {
+    if (principal.domain !== null && principal.domain !== domain) return `this API key may only send from ${principal.domain}, not ${domain}`;
     const row = await domainsRepo.byName(this.deps.db, domain);
-    if (principal.domain !== null && principal.domain !== domain) {
-      throw invalid(`Field \`from\`: this API key may only send from ${principal.domain}, not ${domain}`);
-    }
-    if (!row || row.workspace_id !== principal.workspaceId) {
-      throw invalid(`Field \`from\`: domain ${domain} is not a domain of this workspace; add and verify it first`);
-    }
-    if (row.status !== 'verified') throw invalid(`Field \`from\`: domain ${domain} is not verified; publish its DNS records and verify it`);
+    if (!row || row.workspace_id !== principal.workspaceId) return `domain ${domain} is not a domain of this workspace; add and verify it first`;
+    if (row.status !== 'verified') return `domain ${domain} is not verified; publish its DNS records and verify it`;
+    return null;
+  }
+
+  private async checkSendingDomain(principal: Principal, domain: string): Promise<void> {
+    const problem = await this.sendingDomainProblem(principal, domain);
+    if (problem !== null) throw invalid(`Field \`from\`: ${problem}`);
   }
 
   /** The stored answer for this key, or a 409 when the key was used for another body. */
@@ -121,13 +124,13 @@ export class AcceptService {
         from_address: m.from.address,
         subject: m.subject,
         ...storeContent(m.content, m),
-        message_id_header: '',
+        message_id_header: m.messageId ?? '',
         created_at: now,
         scheduled_at: m.scheduledAt,
       },
       recipients,
     );
-    await messagesRepo.setMessageId(tx, id, `<${id}.${randomBytes(8).toString('hex')}@${m.from.domain}>`);
+    if (m.messageId === undefined) await messagesRepo.setMessageId(tx, id, `<${id}.${randomBytes(8).toString('hex')}@${m.from.domain}>`);
     await usageRepo.add(tx, principal.workspaceId, utcDay(now), m.stream, statuses.filter((s) => s !== 'suppressed').length);
 
     const result: AcceptResult = { status: 201, body: { id, stream: m.stream }, replayed: false };

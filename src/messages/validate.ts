@@ -43,6 +43,8 @@ export interface NormalisedMessage {
   scheduledAt: number | null;
   /** Distinct recipients (case-insensitive), first mention wins. */
   recipients: { address: string; domain: string; kind: RecipientKind }[];
+  /** The Message-ID submitted MIME already carries (sent as is); otherwise one is made at accept. */
+  messageId?: string;
 }
 
 /** Header names the service writes itself; compared case-insensitively. */

@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { simpleParser, type AddressObject, type EmailAddress } from 'mailparser';
+import { ServiceError } from '../core/errors.ts';
+import { normaliseMessage, splitMessage } from '../dkim/sign.ts';
+import { isProblem, parseMailbox, type Mailbox } from '../messages/address.ts';
+import { mimeContent } from '../messages/content.ts';
+import { checkIdempotencyKey } from '../messages/idempotency.ts';
+import type { NormalisedMessage, RecipientKind } from '../messages/validate.ts';
+import type { Stream } from '../store/suppressions.ts';
+import { fieldValue, joinFields, splitFields, type RawField } from './headers.ts';
+import { refuse } from './replies.ts';
+
+/** Header blocks beyond this are not mail a program writes; refused before any parsing. */
+export const MAX_HEADER_BYTES = 256 * 1024;
+const MAX_MESSAGE_ID = 250;
+
+export interface Submission {
+  message: NormalisedMessage;
+  /** `X-Mailsvc-Idempotency-Key`, when given. */
+  idempotencyKey: string | null;
+}
+
+/** Fields the submitter may not send on: the envelope decides who gets the message and where bounces go. */
+const isRemoved = (name: string) => name === 'bcc' || name === 'return-path' || name.startsWith('x-mailsvc-');
+
+/** RFC 5322 §3.3 date-time, in UTC. */
+const rfc5322Date = (ms: number) => new Date(ms).toUTCString().replace(/GMT$/, '+0000');
+
+function only(fields: RawField[], name: string): string | null {
+  const found = fields.filter((f) => f.name === name);
+  if (found.length > 1) throw refuse('badMessage', `Message has more than one ${name} header field`);
+  return found.length === 1 ? fieldValue(found[0]) : null;
+}
+
+function streamOf(value: string | null): Stream {
+  if (value === null) return 'transactional';
+  const stream = value.toLowerCase();
+  if (stream !== 'transactional' && stream !== 'broadcast') throw refuse('badMessage', 'X-Mailsvc-Stream must be transactional or broadcast');
+  return stream;
+}
+
+function idempotencyKeyOf(value: string | null): string | null {
+  if (value === null) return null;
+  try {
+    return checkIdempotencyKey(value);
+  } catch (err) {
+    if (err instanceof ServiceError) throw refuse('badMessage', `X-Mailsvc-${err.message}`);
+    throw err;
+  }
+}
+
+function mailboxesOf(header: AddressObject | AddressObject[] | undefined): Mailbox[] {
+  const lists = header === undefined ? [] : Array.isArray(header) ? header : [header];
+  const flat = (a: EmailAddress): EmailAddress[] => (a.group ? a.group.flatMap(flat) : [a]);
+  const out: Mailbox[] = [];
+  for (const entry of lists.flatMap((l) => l.value).flatMap(flat)) {
+    const parsed = parseMailbox(entry.address ?? '');
+    if (!isProblem(parsed)) out.push({ ...parsed, name: entry.name || null });
+  }
+  return out;
+}
+
+/**
+ * Reads a submitted message once: its header fields are split, the ones the service owns
+ * removed, `Date` and `Message-ID` added when missing, line endings normalised. The envelope
+ * recipients (`rcpts`) decide who gets it; the header only tells them apart as to, cc and bcc.
+ */
+export async function readSubmission(raw: Buffer, rcpts: Mailbox[], now: number): Promise<Submission> {
+  const { head, body } = splitMessage(normaliseMessage(raw));
+  if (head.length > MAX_HEADER_BYTES) throw refuse('badMessage', `Header block over ${MAX_HEADER_BYTES} bytes`);
+  const fields = splitFields(head.toString('latin1').replace(/\r\n$/, ''));
+  if (fields === null) throw refuse('badMessage', 'Message header is malformed: a line is neither a header field nor its continuation');
+
+  const stream = streamOf(only(fields, 'x-mailsvc-stream'));
+  const idempotencyKey = idempotencyKeyOf(only(fields, 'x-mailsvc-idempotency-key'));
+  if (only(fields, 'from') === null) throw refuse('badMessage', 'Message has no From header field');
+  const kept = fields.filter((f) => !isRemoved(f.name));
+  const added: RawField[] = [];
+  if (only(kept, 'date') === null) added.push({ name: 'date', raw: `Date: ${rfc5322Date(now)}` });
+  const parsed = await simpleParser(Buffer.from(`${joinFields(kept)}\r\n`, 'latin1'), { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
+
+  const [from] = mailboxesOf(parsed.from);
+  if (!from) throw refuse('badMessage', 'The From header field does not hold a valid address');
+  let messageId = only(kept, 'message-id') === null ? null : (parsed.messageId ?? null);
+  if (messageId !== null && (messageId.length > MAX_MESSAGE_ID || /\s/.test(messageId))) {
+    throw refuse('badMessage', `Message-ID must be one id of at most ${MAX_MESSAGE_ID} characters`);
+  }
+  if (messageId === null) {
+    messageId = `<${randomBytes(12).toString('hex')}.submission@${from.domain}>`;
+    added.push({ name: 'message-id', raw: `Message-ID: ${messageId}` });
+  }
+
+  const to = mailboxesOf(parsed.to);
+  const cc = mailboxesOf(parsed.cc);
+  const kindOf = (address: string): RecipientKind => {
+    const key = address.toLowerCase();
+    if (to.some((m) => m.address.toLowerCase() === key)) return 'to';
+    return cc.some((m) => m.address.toLowerCase() === key) ? 'cc' : 'bcc';
+  };
+  const recipients = rcpts.map((r) => ({ address: r.address, domain: r.domain, kind: kindOf(r.address) }));
+  const bcc = rcpts.filter((r) => kindOf(r.address) === 'bcc');
+
+  const finalHead = Buffer.from(joinFields([...added, ...kept]), 'latin1');
+  return {
+    idempotencyKey,
+    message: {
+      from,
+      to,
+      cc,
+      bcc,
+      replyTo: mailboxesOf(parsed.replyTo),
+      subject: parsed.subject ?? '',
+      content: mimeContent(Buffer.concat([finalHead, Buffer.from('\r\n'), body])),
+      tags: [],
+      stream,
+      scheduledAt: null,
+      recipients,
+      messageId,
+    },
+  };
+}

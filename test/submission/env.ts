@@ -1,0 +1,60 @@
+import nodemailer, { type Transporter } from 'nodemailer';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport';
+import { onTestFinished } from 'vitest';
+import { deliveryEnv, type DeliveryEnv, type EnvOptions } from '../delivery/env.ts';
+import type { StoreKind } from '../helpers/stores.ts';
+
+export interface SubmissionEnv extends DeliveryEnv {
+  /** STARTTLS port and implicit-TLS port of the running submission role. */
+  ports: { submission: number; submissions: number };
+  /** A nodemailer client; by default STARTTLS required, authenticated with the workspace key. */
+  client(options?: SMTPTransport.Options): Transporter<SMTPTransport.SentMessageInfo>;
+}
+
+/** The delivery world of test/delivery/env.ts with the submission role running beside the API. */
+export async function submissionEnv(kind: StoreKind, opts: EnvOptions & { submission?: Record<string, unknown> } = {}): Promise<SubmissionEnv> {
+  const env = await deliveryEnv(kind, {
+    ...opts,
+    roles: ['api', 'submission'],
+    config: { ...opts.config, submission: { host: '127.0.0.1', port: 0, tlsPort: 0, ...opts.submission } },
+  });
+  const ports = env.server.roles.submission!.ports as SubmissionEnv['ports'];
+  return {
+    ...env,
+    ports,
+    client(options = {}) {
+      const transport = nodemailer.createTransport({
+        host: '127.0.0.1',
+        port: ports.submission,
+        secure: false,
+        requireTLS: true,
+        // The generated certificate is self-signed.
+        tls: { rejectUnauthorized: false },
+        auth: { user: 'app', pass: env.ws.apiKey },
+        connectionTimeout: 20_000,
+        greetingTimeout: 20_000,
+        ...options,
+      });
+      onTestFinished(() => transport.close());
+      return transport;
+    },
+  };
+}
+
+/** The id in `250 2.0.0 Ok: queued as <id>`. */
+export function queuedId(response: string): number {
+  const match = /^250 2\.0\.0 Ok: queued as (\d+)$/.exec(response);
+  if (!match) throw new Error(`not a queued reply: ${response}`);
+  return Number(match[1]);
+}
+
+/** What a refused send rejected with: the reply code and text nodemailer saw. */
+export async function refusal(promise: Promise<unknown>): Promise<{ code: number; response: string }> {
+  try {
+    await promise;
+  } catch (err) {
+    const e = err as { responseCode?: number; response?: string; message: string };
+    return { code: e.responseCode ?? 0, response: e.response ?? e.message };
+  }
+  throw new Error('expected the server to refuse');
+}
