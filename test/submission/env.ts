@@ -4,11 +4,14 @@ import { onTestFinished } from 'vitest';
 import { deliveryEnv, type DeliveryEnv, type EnvOptions } from '../delivery/env.ts';
 import type { StoreKind } from '../helpers/stores.ts';
 
+/** nodemailer's options, with the pool ones (one reused session for many messages). */
+export type ClientOptions = SMTPTransport.Options & { pool?: boolean; maxConnections?: number; maxMessages?: number };
+
 export interface SubmissionEnv extends DeliveryEnv {
   /** STARTTLS port and implicit-TLS port of the running submission role. */
   ports: { submission: number; submissions: number };
   /** A nodemailer client; by default STARTTLS required, authenticated with the workspace key. */
-  client(options?: SMTPTransport.Options): Transporter<SMTPTransport.SentMessageInfo>;
+  client(options?: ClientOptions): Transporter<SMTPTransport.SentMessageInfo>;
 }
 
 /** The delivery world of test/delivery/env.ts with the submission role running beside the API. */
@@ -34,7 +37,7 @@ export async function submissionEnv(kind: StoreKind, opts: EnvOptions & { submis
         connectionTimeout: 20_000,
         greetingTimeout: 20_000,
         ...options,
-      });
+      } as SMTPTransport.Options);
       onTestFinished(() => transport.close());
       return transport;
     },
