@@ -1,5 +1,4 @@
-import { ERROR_CODES, ServiceError } from '../core/errors.ts';
-import { SmtpReplyError } from '../inbound/replies.ts';
+import type { ErrorCode, ServiceError } from '../core/errors.ts';
 
 /**
  * Every reply the submission listener gives on purpose: code, enhanced status (RFC 3463) and
@@ -22,6 +21,34 @@ export const SUBMISSION_REPLIES = {
 
 export type SubmissionReply = keyof typeof SUBMISSION_REPLIES;
 
+/** An SMTP reply smtp-server answers with (it reads `responseCode` and `message`). */
+export class SmtpReplyError extends Error {
+  readonly responseCode: number;
+  constructor(
+    readonly reply: { code: number; status: string; text: string },
+    readonly reason: string,
+  ) {
+    super(`${reply.status} ${reply.text}`);
+    this.name = 'SmtpReplyError';
+    this.responseCode = reply.code;
+  }
+}
+
+/** The SMTP side of each service error, for what the shared accept pipeline throws. */
+const SERVICE_ERROR_REPLIES: Record<ErrorCode, { code: number; status: string }> = {
+  BAD_REQUEST: { code: 501, status: '5.5.4' },
+  UNAUTHORIZED: { code: 535, status: '5.7.8' },
+  FORBIDDEN: { code: 550, status: '5.7.1' },
+  NOT_FOUND: { code: 550, status: '5.1.1' },
+  // An idempotency key already used for a different request over HTTP: retrying cannot help.
+  CONFLICT: { code: 550, status: '5.7.0' },
+  PAYLOAD_TOO_LARGE: { code: 552, status: '5.3.4' },
+  UNSUPPORTED_MEDIA_TYPE: { code: 554, status: '5.6.0' },
+  VALIDATION: { code: 550, status: '5.7.1' },
+  RATE_LIMITED: { code: 451, status: '4.7.1' },
+  UNAVAILABLE: { code: 421, status: '4.3.2' },
+};
+
 /** The error smtp-server answers with; `detail` replaces the reply's generic text. */
 export function refuse(name: SubmissionReply, detail?: string): SmtpReplyError {
   const reply = SUBMISSION_REPLIES[name];
@@ -30,7 +57,5 @@ export function refuse(name: SubmissionReply, detail?: string): SmtpReplyError {
 
 /** A service error from the shared accept pipeline, as the SMTP reply its code maps to. */
 export function fromServiceError(err: ServiceError): SmtpReplyError {
-  const code = ERROR_CODES[err.code].smtp;
-  const status = err.code === 'VALIDATION' || err.code === 'FORBIDDEN' ? '5.7.1' : code >= 500 ? '5.0.0' : '4.0.0';
-  return new SmtpReplyError({ code, status, text: err.message.replace(/`/g, '') }, err.code);
+  return new SmtpReplyError({ ...SERVICE_ERROR_REPLIES[err.code], text: err.message.replace(/`/g, '') }, err.code);
 }

@@ -3,7 +3,6 @@ import type { Readable } from 'node:stream';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { ServiceError } from '../core/errors.ts';
 import type { Clock, Logger } from '../core/ports.ts';
-import { SmtpReplyError } from '../inbound/replies.ts';
 import type { AcceptService } from '../messages/accept.ts';
 import { isProblem, parseMailbox, type Mailbox } from '../messages/address.ts';
 import type { RateDecision } from '../ratelimit/sliding.ts';
@@ -11,7 +10,7 @@ import type { Principal } from '../tenancy/principal.ts';
 import type { TlsCredentials } from '../tls/certificates.ts';
 import { AuthFailures, insecureAuthAllowed } from './auth.ts';
 import { readSubmission } from './message.ts';
-import { fromServiceError, refuse } from './replies.ts';
+import { fromServiceError, refuse, SmtpReplyError } from './replies.ts';
 
 export const MAX_RECIPIENTS = 100;
 /** Idempotency over SMTP dedupes by the key alone: a client's retry carries a new Date and Message-ID. */
