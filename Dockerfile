@@ -22,9 +22,9 @@ COPY --from=build /app /app
 RUN mkdir -p /app/data && chown -R node:node /app/data
 USER node
 VOLUME ["/app/data"]
-# HTTP API 3000 and inbound MX 2525 (SMTP submission is not part of this build yet).
-# Production maps the standard ports onto them: -p 25:2525, and 443 -> 3000 through a proxy.
-EXPOSE 3000 2525
+# HTTP API 3000, SMTP submission 1587 (STARTTLS) and 1465 (implicit TLS), inbound MX 2525.
+# Production maps the standard ports onto them: -p 25:2525 -p 587:1587 -p 465:1465, and 443 -> 3000 through a proxy.
+EXPOSE 3000 1587 1465 2525
 # Asks the API at the configured http.host/http.port (config file or MAILSVC_HTTP_PORT).
 HEALTHCHECK --interval=30s --timeout=5s CMD ["node", "bin/mailsvc", "healthcheck", "--timeout", "4"]
 ENTRYPOINT ["node", "bin/mailsvc"]

@@ -87,7 +87,7 @@ export async function startSubmissionListeners(deps: SubmissionDeps, options: Su
     },
 
     onMailFrom(address: SMTPServerAddress, session, callback) {
-      guarded(callback, async () => {
+      guarded(session, callback, async () => {
         const declared = Number((address.args || {}).SIZE ?? 0);
         if (declared > options.maxSize) throw refuse('tooBig', `Message too big: at most ${options.maxSize} bytes`);
         const principal = principalOf(session);
@@ -148,10 +148,10 @@ export async function startSubmissionListeners(deps: SubmissionDeps, options: Su
     return refuse('storeFailed');
   }
 
-  function guarded(callback: (err?: Error | null) => void, step: () => Promise<void>): void {
+  function guarded(session: SMTPServerSession, callback: (err?: Error | null) => void, step: () => Promise<void>): void {
     step().then(
       () => callback(),
-      (err: Error) => callback(replyFor(err, {} as SMTPServerSession)),
+      (err: Error) => callback(replyFor(err, session)),
     );
   }
 
