@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { registerBounceCommands } from './commands/bounces.ts';
+import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerDomainCommands } from './commands/domains.ts';
 import { registerHealthcheckCommand } from './commands/health.ts';
 import { registerInboxCommands } from './commands/inbox.ts';
@@ -73,6 +74,7 @@ export function buildProgram(): { program: Command; ctx: CliContext } {
   registerUsageCommand(program, ctx);
   registerInboxCommands(program, ctx);
   registerHealthcheckCommand(program, ctx);
+  registerDoctorCommand(program, ctx);
   return { program, ctx };
 }
 

@@ -32,3 +32,9 @@ export async function migrate(db: Db): Promise<string[]> {
   const [, applied] = (await db.migrate.latest({ migrationSource: source })) as [number, string[]];
   return applied;
 }
+
+/** Names of the migrations not applied yet, without applying them. */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const [, pending] = (await db.migrate.list({ migrationSource: source })) as [unknown[], unknown[]];
+  return pending.map((m) => (typeof m === 'string' ? m : String((m as { name?: string; file?: string }).name ?? (m as { file?: string }).file)));
+}

@@ -45,7 +45,7 @@ export function loadTlsCredentials(tls: TlsSettings, dataDir: string, hostname: 
   return p;
 }
 
-function pemOrFile(value: string): string {
+export function pemOrFile(value: string): string {
   return value.includes('-----BEGIN') ? value : readFileSync(value, 'utf8');
 }
 

@@ -4,14 +4,15 @@ import type { MxRecord } from '../../src/core/ports.ts';
 
 const { Packet } = dns2;
 
-export type TestRecordType = 'A' | 'AAAA' | 'MX' | 'TXT';
+export type TestRecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'PTR';
 
-/** What each record type takes: addresses, MX records, or whole TXT strings (chunked on the wire). */
+/** What each record type takes: addresses, MX records, whole TXT strings (chunked on the wire), or the name a PTR points to. */
 export interface TestRecords {
   A: string;
   AAAA: string;
   MX: MxRecord;
   TXT: string;
+  PTR: string;
 }
 
 export interface TestDns {
@@ -36,6 +37,7 @@ const TYPE_CODES: Record<TestRecordType, number> = {
   AAAA: Packet.TYPE.AAAA,
   MX: Packet.TYPE.MX,
   TXT: Packet.TYPE.TXT,
+  PTR: Packet.TYPE.PTR,
 };
 
 // RFC 1035 §4.1.1 response codes (present at runtime on Packet.RCODE, missing from its types).
@@ -135,6 +137,7 @@ export async function startTestDns(): Promise<TestDns> {
 
   const toWire = (type: TestRecordType, record: unknown): unknown => {
     if (type === 'TXT') return { data: chunkTxt(record as string) };
+    if (type === 'PTR') return { domain: record as string };
     if (type === 'MX') {
       const mx = record as MxRecord;
       return { exchange: mx.exchange, priority: mx.priority };
