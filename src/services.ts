@@ -10,6 +10,8 @@ import { AcceptService } from './messages/accept.ts';
 import { MessageQueries } from './messages/queries.ts';
 import { SuppressionService } from './suppression/service.ts';
 import { UsageService } from './usage/service.ts';
+import { hostResolver, type HostResolver } from './webhooks/address-policy.ts';
+import { WebhookService } from './webhooks/service.ts';
 import { GroupCommitter } from './store/groupCommit.ts';
 import { createLogger } from './log/logger.ts';
 import { createMetrics, type Metrics } from './metrics/registry.ts';
@@ -46,6 +48,9 @@ export interface Services {
   messages: MessageQueries;
   suppressions: SuppressionService;
   usage: UsageService;
+  webhooks: WebhookService;
+  /** Resolves webhook hosts: through `dns.servers` when set, else the system's resolver. */
+  webhookHosts: HostResolver;
   /** The sandbox inbox: what delivery captured in `delivery.mode: sandbox`. */
   sandbox: SandboxInbox;
   rateLimit(principal: Principal): Promise<RateDecision>;
@@ -64,6 +69,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const committer = new GroupCommitter(db);
   const keyring = await loadTokenKeyring(db, clock);
   let metrics: Metrics | undefined;
+  const webhookHosts = hostResolver(dns, config.dns.servers.length > 0);
   return {
     config,
     db,
@@ -83,6 +89,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     messages: new MessageQueries({ db, clock }),
     suppressions: new SuppressionService({ db, clock }),
     usage: new UsageService({ db, clock }),
+    webhooks: new WebhookService({ db, clock, resolve: webhookHosts, allowPrivateAddresses: config.webhooks.allowPrivateAddresses }),
+    webhookHosts,
     sandbox: new SandboxInbox({ db }),
     // Counted in the shared group commit: a request's count costs no fsync of its own.
     rateLimit: (principal) => committer.run((tx) => rateLimits.hit(tx, principal.keyId, clock.now(), windowsFor(principal.limits))),

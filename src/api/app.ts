@@ -14,6 +14,7 @@ import { emailRoutes } from './routes/v1/emails.ts';
 import { suppressionRoutes } from './routes/v1/suppressions.ts';
 import { usageRoutes } from './routes/v1/usage.ts';
 import { sandboxRoutes } from './routes/v1/sandbox.ts';
+import { webhookRoutes } from './routes/v1/webhooks.ts';
 import { operationalRoutes } from './routes/operational.ts';
 
 export interface AppOptions {
@@ -75,6 +76,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         await authed.register(emailRoutes(services));
         await authed.register(suppressionRoutes(services.suppressions));
         await authed.register(usageRoutes(services.usage));
+        await authed.register(webhookRoutes(services.webhooks));
         await authed.register(sandboxRoutes({ inbox: services.sandbox, enabled: config.delivery.mode === 'sandbox' }));
       });
     },

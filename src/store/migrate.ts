@@ -7,6 +7,7 @@ import * as inbound from './migrations/004_inbound.ts';
 import * as reportBounds from './migrations/005_report_bounds.ts';
 import * as sandbox from './migrations/006_sandbox.ts';
 import * as seams from './migrations/007_seams.ts';
+import * as webhooks from './migrations/008_webhooks.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -19,6 +20,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '005_report_bounds': reportBounds,
   '006_sandbox': sandbox,
   '007_seams': seams,
+  '008_webhooks': webhooks,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -13,6 +13,10 @@ export interface WebhookEndpointRow {
   status: EndpointStatus;
   failure_count: number;
   last_success_at: number | null;
+  /** While paused: when the next probe may run. */
+  next_probe_at?: number | null;
+  lease_owner?: string | null;
+  lease_until?: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -41,7 +45,22 @@ export interface OutboxEvent {
   event: string;
 }
 
-const subscribed = (endpoint: Pick<WebhookEndpointRow, 'events'>, event: string): boolean =>
+/** One POST tried: an entry of the endpoint's delivery log. */
+export interface WebhookAttemptRow {
+  id: number;
+  delivery_id: number;
+  endpoint_id: number;
+  event: string;
+  email_id: number;
+  attempt: number;
+  response_code: number | null;
+  response_body: string | null;
+  error: string | null;
+  duration_ms: number;
+  created_at: number;
+}
+
+export const subscribed = (endpoint: Pick<WebhookEndpointRow, 'events'>, event: string): boolean =>
   endpoint.events === null || (JSON.parse(endpoint.events) as string[]).includes(event);
 
 export const webhooksRepo = {
@@ -80,6 +99,41 @@ export const webhooksRepo = {
       }),
     );
     return endpoints.length;
+  },
+  endpointById: (db: Conn, id: number): Promise<WebhookEndpointRow | undefined> => db('webhook_endpoints').where({ id }).first(),
+  async updateEndpoint(db: Conn, id: number, patch: Partial<Omit<WebhookEndpointRow, 'id' | 'workspace_id' | 'created_at'>>): Promise<void> {
+    await db('webhook_endpoints').where({ id }).update(patch);
+  },
+  async deleteEndpoint(db: Conn, id: number): Promise<void> {
+    await db('webhook_endpoints').where({ id }).delete();
+  },
+  /** The delivery log of an endpoint, newest first, after the keyset cursor `beforeId`. */
+  attemptsOf(db: Conn, endpointId: number, opts: { beforeId?: number; limit: number }): Promise<WebhookAttemptRow[]> {
+    const q = db('webhook_attempts').where({ endpoint_id: endpointId }).orderBy('id', 'desc').limit(opts.limit);
+    if (opts.beforeId !== undefined) q.where('id', '<', opts.beforeId);
+    return q;
+  },
+  /**
+   * Replay: every recorded event of the endpoint's workspace it subscribes to, occurred at or
+   * after `since`, is pending again for it, due now, with a fresh retry series; events it had
+   * no delivery for (registered later, subscribed later) get one. Returns how many.
+   */
+  async replay(tx: Tx, endpoint: WebhookEndpointRow, since: number, now: number): Promise<number> {
+    const events: OutboxEvent[] = await tx('events')
+      .where({ workspace_id: endpoint.workspace_id })
+      .where('occurred_at', '>=', since)
+      .orderBy('id')
+      .select('id', 'workspace_id', 'email_id', 'event');
+    let queued = 0;
+    for (const e of events.filter((ev) => subscribed(endpoint, ev.event))) {
+      const again = { status: 'pending', attempts: 0, due_at: now, lease_owner: null, lease_until: null, updated_at: now };
+      const n = await tx('webhook_deliveries').where({ event_id: e.id, endpoint_id: endpoint.id }).update(again);
+      if (n === 0) {
+        await tx('webhook_deliveries').insert({ ...again, event_id: e.id, endpoint_id: endpoint.id, workspace_id: e.workspace_id, email_id: e.email_id, event: e.event, created_at: now });
+      }
+      queued += 1;
+    }
+    return queued;
   },
   deliveriesOf: (db: Conn, eventId: number): Promise<WebhookDeliveryRow[]> =>
     db('webhook_deliveries').where({ event_id: eventId }).orderBy('endpoint_id'),

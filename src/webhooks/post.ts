@@ -1,0 +1,93 @@
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+
+/** The signature header's value: HMAC-SHA256 of the exact body, keyed by the whole secret. */
+export const signature = (secret: string, body: string): string => `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
+
+/** The part of a receiver's answer the delivery log keeps. */
+export const RESPONSE_BODY_LIMIT = 4096;
+
+export interface PostResult {
+  ok: boolean;
+  status: number | null;
+  body: string | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/**
+ * POSTs signed payloads. Keep-alive agents whose `lookup` applies the address policy on every
+ * new connection; redirects are answers like any other (never followed); a request is given up
+ * after `timeoutMs` whatever it is waiting for.
+ */
+export class WebhookPoster {
+  private readonly http: http.Agent;
+  private readonly https: https.Agent;
+
+  constructor(private readonly opts: { timeoutMs: number; lookup: LookupFunction; userAgent: string; now?: () => number }) {
+    this.http = new http.Agent({ keepAlive: true, maxSockets: 4, lookup: opts.lookup } as http.AgentOptions);
+    this.https = new https.Agent({ keepAlive: true, maxSockets: 4, lookup: opts.lookup } as https.AgentOptions);
+  }
+
+  post(target: string, body: string, secret: string): Promise<PostResult> {
+    const started = performance.now();
+    const url = new URL(target);
+    const secure = url.protocol === 'https:';
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (r: Omit<PostResult, 'durationMs'>) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve({ ...r, durationMs: Math.round(performance.now() - started) });
+      };
+      const req = (secure ? https : http).request(url, {
+        method: 'POST',
+        agent: secure ? this.https : this.http,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'x-service-signature': signature(secret, body),
+          'user-agent': this.opts.userAgent,
+        },
+      });
+      const timer = setTimeout(() => {
+        req.destroy();
+        finish({ ok: false, status: null, body: null, error: `timed out after ${this.opts.timeoutMs / 1000} s` });
+      }, this.opts.timeoutMs);
+      req.on('error', (err) => finish({ ok: false, status: null, body: null, error: err.message }));
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        const done = () => {
+          const status = res.statusCode ?? 0;
+          const text = Buffer.concat(chunks).toString('utf8');
+          const redirect = status >= 300 && status < 400 ? `redirect to ${String(res.headers.location ?? '(no location)').slice(0, 500)} not followed` : null;
+          finish({ ok: status >= 200 && status < 300, status, body: text, error: redirect ?? (status >= 200 && status < 300 ? null : `HTTP ${status}`) });
+        };
+        res.on('data', (chunk: Buffer) => {
+          if (kept < RESPONSE_BODY_LIMIT) {
+            const part = chunk.subarray(0, RESPONSE_BODY_LIMIT - kept);
+            chunks.push(part);
+            kept += part.length;
+          }
+          // Enough kept: the rest is not read, and the connection is not reused.
+          if (kept >= RESPONSE_BODY_LIMIT) {
+            done();
+            res.destroy();
+          }
+        });
+        res.on('end', done);
+        res.on('error', (err) => finish({ ok: false, status: res.statusCode ?? null, body: null, error: err.message }));
+      });
+      req.end(body);
+    });
+  }
+
+  close(): void {
+    this.http.destroy();
+    this.https.destroy();
+  }
+}
