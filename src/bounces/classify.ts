@@ -251,7 +251,7 @@ export function commandFromText(whole: string): string | null {
     const sent = [...text.slice(0, reply.index).matchAll(/^>>>\s*([A-Za-z]+)/gm)];
     const last = sent[sent.length - 1]?.[1]!.toUpperCase();
     const after = text.slice(reply.index + reply[0].length, reply.index + reply[0].length + 300);
-    if (last === 'DATA' && /^\s*[45]\d\d 5\.1\.1 <[^>]+>\.\.\. User unknown/im.test(after)) return 'RCPT';
+    if (last === 'DATA' && after.split('\n').some((line) => /^[ \t]*[45]\d\d 5\.1\.1 <[^>]+>\.\.\. User unknown/i.test(line))) return 'RCPT';
     if (last) return last.startsWith('RCPT') ? 'RCPT' : last.startsWith('MAIL') ? 'MAIL' : last;
   }
   for (const [pattern, fixed] of COMMANDS) {

@@ -4,7 +4,10 @@
 // not an earlier one, and yields the address given. The address is always capture group 1;
 // cleanAddress() strips brackets and punctuation afterwards.
 
-const A = String.raw`<?((?:"[^"]+"|[^\s<>()"',;:]+)@[A-Za-z0-9.\-\[\]:]*[A-Za-z0-9\]])>?`;
+// Domain labels are dot-separated runs, so where the domain ends is never in doubt: a domain
+// that could end at any dot made a line like "-@0...-0...-…" cost time quadratic in its length.
+const LABEL = String.raw`[A-Za-z0-9\-\[\]:]*[A-Za-z0-9\]]`;
+const A = String.raw`<?((?:"[^"]+"|[^\s<>()"',;:@]+)@${LABEL}(?:\.${LABEL})*)>?`;
 
 /** A line of a real notice and the recipient address it names. */
 export type LeadExample = readonly [line: string, address: string];
