@@ -2,7 +2,6 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { connect, isIP } from 'node:net';
 import type { Config } from '../config/schema.ts';
 import { DnsError, type DnsResolver } from '../core/ports.ts';
-import type { Db } from '../store/db.ts';
 
 /** One check's verdict, with what to do about a problem. */
 export interface Finding {
@@ -130,24 +129,16 @@ export function checkCertificate(cert: string | null, key: string | null, hostna
 }
 
 /** A write that is rolled back, and no migration left to apply. */
-export async function checkDatabase(db: Db, pending: () => Promise<string[]>): Promise<Finding[]> {
+export async function checkDatabase(probeWrite: () => Promise<void>, pending: () => Promise<string[]>): Promise<Finding[]> {
   try {
-    await db.transaction(async (trx) => {
-      await trx.schema.createTable('doctor_probe', (t) => t.integer('id'));
-      await trx('doctor_probe').insert({ id: 1 });
-      throw new RolledBack();
-    });
+    await probeWrite();
   } catch (err) {
-    if (!(err instanceof RolledBack)) {
-      return [problem('database', `cannot write: ${(err as Error).message}`, 'check database.connection, the permissions of the data directory, or the database user’s rights')];
-    }
+    return [problem('database', `cannot write: ${(err as Error).message}`, 'check database.connection, the permissions of the data directory, or the database user’s rights')];
   }
   const names = await pending();
   if (names.length > 0) return [ok('database', 'writable'), problem('migrations', `${names.length} not applied: ${names.join(', ')}`, 'run mailsvc migrate (serve also applies them at start)')];
   return [ok('database', 'writable'), ok('migrations', 'all applied')];
 }
-
-class RolledBack extends Error {}
 
 /** Local time against the Date header of `url`: more than `maxSkewS` apart is a problem. */
 export async function checkClock(url: string | null, nowMs: () => number, timeoutMs: number, maxSkewS = 10): Promise<Finding> {

@@ -80,10 +80,14 @@ function certificate(config: Config, nowMs: number): Finding {
 export async function runDoctor(config: Config, options: DoctorOptions): Promise<Finding[]> {
   const dns = doctorDns(config);
   const hostname = config.server.hostname;
-  const [{ createDb }, { pendingMigrations }] = await Promise.all([import('../store/db.ts'), import('../store/migrate.ts')]);
+  const [{ createDb }, { pendingMigrations }, { probeWrite }] = await Promise.all([
+    import('../store/db.ts'),
+    import('../store/migrate.ts'),
+    import('../store/probe.ts'),
+  ]);
   const db = createDb(config.database);
   try {
-    const database = await checkDatabase(db, () => pendingMigrations(db));
+    const database = await checkDatabase(() => probeWrite(db), () => pendingMigrations(db));
     const tablesReady = database.every((f) => f.status === 'ok');
     const [host, outbound, domains, clock] = await Promise.all([
       checkHostname(hostname, dns),
