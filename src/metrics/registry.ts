@@ -93,6 +93,24 @@ export function createMetrics() {
       help: 'Outbound SMTP connections open in this process',
       registers: [registry],
     }),
+    webhookAttempts: new Counter({
+      name: 'mailsvc_webhook_attempts_total',
+      help: 'Webhook POSTs by outcome (delivered, failed, gave_up, lease_lost)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    webhookBacklog: new Gauge({
+      name: 'mailsvc_webhook_backlog_deliveries',
+      help: 'Pending webhook deliveries by the status of their endpoint (sampled by the webhooks role)',
+      labelNames: ['endpoint_status'] as const,
+      registers: [registry],
+    }),
+    webhookLatency: new Histogram({
+      name: 'mailsvc_webhook_delivery_latency_seconds',
+      help: 'From an event being recorded to its webhook being answered 2xx, retries included',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 300, 1800, 7200, 86400],
+      registers: [registry],
+    }),
   };
 }
 

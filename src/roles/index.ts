@@ -2,6 +2,7 @@ import { startApiRole } from './api.ts';
 import { startDeliveryRole } from './delivery.ts';
 import { startInboundRole } from './inbound.ts';
 import { startSubmissionRole } from './submission.ts';
+import { startWebhooksRole } from './webhooks.ts';
 import type { Role, RoleStarter } from './types.ts';
 
 /** The roles this build can run; `--roles` names outside this table are reported as not built. */
@@ -9,6 +10,7 @@ export const ROLE_STARTERS: Partial<Record<Role, RoleStarter>> = {
   api: startApiRole,
   delivery: startDeliveryRole,
   inbound: startInboundRole,
+  webhooks: startWebhooksRole,
   submission: startSubmissionRole,
 };
 

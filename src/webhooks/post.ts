@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import { isRefusedAddress, RefusedAddressError } from './address-policy.ts';
 
 /** The signature header's value: HMAC-SHA256 of the exact body, keyed by the whole secret. */
 export const signature = (secret: string, body: string): string => `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
@@ -26,7 +27,7 @@ export class WebhookPoster {
   private readonly http: http.Agent;
   private readonly https: https.Agent;
 
-  constructor(private readonly opts: { timeoutMs: number; lookup: LookupFunction; userAgent: string; now?: () => number }) {
+  constructor(private readonly opts: { timeoutMs: number; lookup: LookupFunction; allowPrivateAddresses: boolean; userAgent: string }) {
     this.http = new http.Agent({ keepAlive: true, maxSockets: 4, lookup: opts.lookup } as http.AgentOptions);
     this.https = new https.Agent({ keepAlive: true, maxSockets: 4, lookup: opts.lookup } as https.AgentOptions);
   }
@@ -35,6 +36,11 @@ export class WebhookPoster {
     const started = performance.now();
     const url = new URL(target);
     const secure = url.protocol === 'https:';
+    // Node connects to an IP literal without calling `lookup`: the policy is applied here.
+    const literal = url.hostname.replace(/^\[|\]$/g, '');
+    if (!this.opts.allowPrivateAddresses && isIP(literal) !== 0 && isRefusedAddress(literal)) {
+      return Promise.resolve({ ok: false, status: null, body: null, error: new RefusedAddressError(literal, literal).message, durationMs: 0 });
+    }
     return new Promise((resolve) => {
       let settled = false;
       const finish = (r: Omit<PostResult, 'durationMs'>) => {
