@@ -40,7 +40,7 @@ export interface Services {
   random: RandomSource;
   metrics: Metrics;
   /** Signed-token codecs, one per purpose so a token minted for one use is worthless for another. */
-  tokens: { verp: TokenCodec; unsubscribe: TokenCodec };
+  tokens: { verp: TokenCodec; unsubscribe: TokenCodec; open: TokenCodec; click: TokenCodec };
   tenancy: TenancyService;
   domains: DomainService;
   committer: GroupCommitter;
@@ -77,7 +77,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     log,
     dns,
     random: overrides.random ?? Math.random,
-    tokens: { verp: createTokenCodec(keyring, { purpose: 'verp' }), unsubscribe: createTokenCodec(keyring, { purpose: 'unsubscribe' }) },
+    tokens: {
+      verp: createTokenCodec(keyring, { purpose: 'verp' }),
+      unsubscribe: createTokenCodec(keyring, { purpose: 'unsubscribe' }),
+      open: createTokenCodec(keyring, { purpose: 'open' }),
+      click: createTokenCodec(keyring, { purpose: 'click' }),
+    },
     // Built on first use: the server reads them, CLI commands never do.
     get metrics() {
       return (metrics ??= createMetrics());

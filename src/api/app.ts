@@ -16,6 +16,7 @@ import { usageRoutes } from './routes/v1/usage.ts';
 import { sandboxRoutes } from './routes/v1/sandbox.ts';
 import { webhookRoutes } from './routes/v1/webhooks.ts';
 import { operationalRoutes } from './routes/operational.ts';
+import { trackingRoutes } from './routes/tracking.ts';
 
 export interface AppOptions {
   /** A pino logger for request logs; none by default (tests). */
@@ -62,6 +63,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
 
   await app.register(operationalRoutes(services));
+  await app.register(trackingRoutes(services));
 
   await app.register(
     async (v1) => {

@@ -79,6 +79,7 @@ export class RecipientPipeline {
       tracking: sending.tracking,
       recipient: { id: row.id, address: row.address },
       stream: prepared.message.stream,
+      returnPathDomain: sending.returnPathDomain,
     });
     const raw = await recipientCopy(prepared, own, sending.key, this.deps.clock.now());
     this.deps.metrics.deliverySignatures.inc();

@@ -1,4 +1,5 @@
-import type { TokenCodec } from '../tokens/index.ts';
+import { rewriteHtml } from '../tracking/rewrite.ts';
+import { signClick, type TrackingCodecs } from '../tracking/tokens.ts';
 import type { PreparedMessage, RecipientParts } from './compose.ts';
 
 /** What the render step knows about one recipient's copy beyond the prepared message. */
@@ -9,6 +10,8 @@ export interface RenderContext {
   recipient: { id: number; address: string };
   /** Broadcast mail gets List-Unsubscribe and `{{unsubscribe_url}}`; transactional does not. */
   stream: 'transactional' | 'broadcast';
+  /** The sending domain's return-path domain, where the mailto unsubscribe address lives. */
+  returnPathDomain: string;
 }
 
 /**
@@ -22,18 +25,53 @@ export type RenderStep = (prepared: PreparedMessage, ctx: RenderContext) => Reci
 export const sendAsPrepared: RenderStep = () => ({});
 
 export interface RenderDeps {
-  /** Signed-token codecs, one per purpose (`unsubscribe`, and tracking's own). */
-  tokens: Record<string, TokenCodec>;
+  /** Signed-token codecs, one per purpose. */
+  tokens: TrackingCodecs;
   /** `tracking.baseUrl`: where `/t/...` links point. */
   baseUrl: string;
 }
 
+export const UNSUBSCRIBE_PLACEHOLDER = '{{unsubscribe_url}}';
+
+const fill = (content: string | null, value: string): string | null =>
+  content === null || !content.includes(UNSUBSCRIBE_PLACEHOLDER) ? content : content.split(UNSUBSCRIBE_PLACEHOLDER).join(value);
+
 /**
- * The render step the delivery role runs. Tracking (link and pixel rewriting) and the broadcast
- * unsubscribe headers plug in here, from `deps` and the context; until they do, every recipient
- * gets the shared parts.
+ * The render step the delivery role runs: on broadcast mail the List-Unsubscribe pair (RFC
+ * 8058) and `{{unsubscribe_url}}`; then, where the domain turned them on, tracked links and the
+ * open pixel in the HTML part. Text parts only ever get the unsubscribe URL.
  */
 export function createRenderStep(deps: RenderDeps): RenderStep {
-  void deps;
-  return sendAsPrepared;
+  const base = deps.baseUrl.replace(/\/+$/, '');
+  const ours = `${base}/t/`;
+  return (prepared, ctx) => {
+    const own: RecipientParts = {};
+    let { html, text } = prepared;
+    if (ctx.stream === 'broadcast') {
+      const token = deps.tokens.unsubscribe.signId(ctx.recipient.id);
+      const url = `${base}/t/u/${token}`;
+      own.headers = {
+        'List-Unsubscribe': `<${url}>, <mailto:u+${token}@${ctx.returnPathDomain}>`,
+        'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+      };
+      html = fill(html, url.replaceAll('&', '&amp;').replaceAll('"', '&quot;'));
+      text = fill(text, url);
+    }
+    const { open, click } = ctx.tracking;
+    if (html !== null && (open || click)) {
+      const id = ctx.recipient.id;
+      html = rewriteHtml(html, {
+        // Links to our own /t/ routes (the unsubscribe URL) are not wrapped in a redirect.
+        link: click ? (url) => (url.startsWith(ours) ? null : tracked(signClick(deps.tokens.click, id, url))) : undefined,
+        pixel: open ? `${base}/t/o/${deps.tokens.open.signId(id)}` : undefined,
+      });
+    }
+    if (html !== prepared.html && html !== null) own.html = html;
+    if (text !== prepared.text && text !== null) own.text = text;
+    return own;
+  };
+
+  function tracked(token: string | null): string | null {
+    return token === null ? null : `${base}/t/c/${token}`;
+  }
 }

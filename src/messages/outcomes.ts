@@ -74,3 +74,8 @@ export async function recordUnsubscribe(tx: Tx, t: Target, provider: ProviderRep
   await suppress(tx, t, 'unsubscribe');
   return recordEvent(tx, event(t, 'email.unsubscribed', provider));
 }
+
+/** A pixel load or a followed link: an event only, the recipient's status stays as it is. */
+export async function recordEngagement(tx: Tx, t: Target, name: 'email.opened' | 'email.clicked', provider: ProviderReport, url?: string) {
+  return recordEvent(tx, { ...event(t, name, provider), ...(url !== undefined ? { url } : {}) });
+}

@@ -5,6 +5,7 @@ export {
   encodeUint,
   MAC_BYTES,
   MAX_KID_BYTES,
+  MAX_TOKEN_CHARS,
   tokenLength,
   type TokenCodec,
   type TokenCodecOptions,

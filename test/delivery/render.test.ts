@@ -31,7 +31,7 @@ describe.each(STORES)('the per-recipient render step (%s)', (kind) => {
     const recipients = (await env.detail(id)).recipients as { address: string }[];
     const ids = (await db('recipients').where({ message_id: id }).orderBy('id')).map((r: { id: number }) => r.id);
     expect(seen.sort((a, b) => a.recipient.id - b.recipient.id)).toStrictEqual(
-      recipients.map((r, i) => ({ tracking: { open: true, click: false }, recipient: { id: ids[i], address: r.address }, stream: 'broadcast' })),
+      recipients.map((r, i) => ({ tracking: { open: true, click: false }, recipient: { id: ids[i], address: r.address }, stream: 'broadcast', returnPathDomain: 'bounces.mail.mailsvc.test' })),
     );
     for (const [i, address] of ['one@dest.test', 'two@dest.test'].entries()) {
       const copy = env.sink.messages.find((m) => m.to[0] === address)!;
