@@ -4,7 +4,8 @@ import { startTestServer } from '../helpers/server.ts';
 
 // What the CLI does is the same on either store; these run on SQLite only.
 describe('the CLI tells the truth', () => {
-  it('uses the only workspace when --workspace is left out, and names the choices when there are several', async () => {
+  // Some twenty CLI processes: generous for a loaded machine.
+  it('uses the only workspace when --workspace is left out, and names the choices when there are several', { timeout: 120_000 }, async () => {
     const server = await startTestServer('sqlite');
     const cfg = ['--config', server.configFile];
 
