@@ -65,6 +65,8 @@ export function buildProgram(): { program: Command; ctx: CliContext } {
       }
     });
 
+  registerDoctorCommand(program, ctx);
+  registerHealthcheckCommand(program, ctx);
   registerTenancyCommands(program, ctx);
   registerDomainCommands(program, ctx);
   registerQueueCommands(program, ctx);
@@ -73,8 +75,6 @@ export function buildProgram(): { program: Command; ctx: CliContext } {
   registerSuppressionCommands(program, ctx);
   registerUsageCommand(program, ctx);
   registerInboxCommands(program, ctx);
-  registerHealthcheckCommand(program, ctx);
-  registerDoctorCommand(program, ctx);
   return { program, ctx };
 }
 
