@@ -9,6 +9,7 @@ import { registerSendCommand } from './commands/send.ts';
 import { registerTenancyCommands } from './commands/tenancy.ts';
 import { registerSuppressionCommands } from './commands/suppression.ts';
 import { registerUsageCommand } from './commands/usage.ts';
+import { registerWebhookCommands } from './commands/webhooks.ts';
 import { CliContext, positiveInt } from './context.ts';
 import { emit, printLines } from './output.ts';
 import { sandboxWelcome } from './commands/inbox.ts';
@@ -74,6 +75,7 @@ export function buildProgram(): { program: Command; ctx: CliContext } {
   registerBounceCommands(program);
   registerSuppressionCommands(program, ctx);
   registerUsageCommand(program, ctx);
+  registerWebhookCommands(program, ctx);
   registerInboxCommands(program, ctx);
   return { program, ctx };
 }

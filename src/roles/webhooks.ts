@@ -1,6 +1,5 @@
-import { policyLookup } from '../webhooks/address-policy.ts';
 import { WebhookDispatcher } from '../webhooks/dispatcher.ts';
-import { WebhookPoster } from '../webhooks/post.ts';
+import { configuredPoster } from '../webhooks/post.ts';
 import { webhookQueue } from '../store/webhookQueue.ts';
 import type { RoleStarter } from './types.ts';
 
@@ -13,12 +12,7 @@ const SAMPLE_MS = 5000;
  */
 export const startWebhooksRole: RoleStarter = async (services) => {
   const { config, log, metrics, db } = services;
-  const poster = new WebhookPoster({
-    timeoutMs: config.webhooks.timeout * 1000,
-    lookup: policyLookup(services.webhookHosts, config.webhooks.allowPrivateAddresses),
-    allowPrivateAddresses: config.webhooks.allowPrivateAddresses,
-    userAgent: `mailsvc-webhooks/1.0 (+${config.server.hostname})`,
-  });
+  const poster = configuredPoster(config, services.webhookHosts);
   const dispatcher = new WebhookDispatcher({
     db,
     committer: services.committer,

@@ -2,7 +2,8 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { isRefusedAddress, RefusedAddressError } from './address-policy.ts';
+import type { Config } from '../config/schema.ts';
+import { isRefusedAddress, policyLookup, RefusedAddressError, type HostResolver } from './address-policy.ts';
 
 /** The signature header's value: HMAC-SHA256 of the exact body, keyed by the whole secret. */
 export const signature = (secret: string, body: string): string => `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
@@ -96,4 +97,14 @@ export class WebhookPoster {
     this.http.destroy();
     this.https.destroy();
   }
+}
+
+/** The poster the configuration asks for: its timeout, its address policy, our name. */
+export function configuredPoster(config: Config, hosts: HostResolver): WebhookPoster {
+  return new WebhookPoster({
+    timeoutMs: config.webhooks.timeout * 1000,
+    lookup: policyLookup(hosts, config.webhooks.allowPrivateAddresses),
+    allowPrivateAddresses: config.webhooks.allowPrivateAddresses,
+    userAgent: `mailsvc-webhooks/1.0 (+${config.server.hostname})`,
+  });
 }

@@ -32,6 +32,16 @@ export const attemptView = (row: WebhookAttemptRow) => ({
   created_at: iso(row.created_at),
 });
 
+/** The `webhook test` event: shaped like `email.delivered`, for email 0, to see a receiver answer. */
+export const testEventBody = (hostname: string, now: number): string =>
+  JSON.stringify({
+    event: 'email.delivered',
+    occurred_at: iso(now),
+    email_id: 0,
+    recipient: 'test@example.com',
+    provider: { response: '250 2.0.0 Ok: test event sent by mailsvc webhook test', reporting_mta: hostname, status: '2.0.0', smtp_code: 250 },
+  });
+
 /** Subscriptions: the event names, each known, without repeats; none given means every event. */
 function checkEvents(events: string[] | undefined): string | null {
   if (events === undefined) return null;
@@ -86,6 +96,13 @@ export class WebhookService {
     if (patch.status === 'active') Object.assign(changes, { status: 'active', failure_count: 0, next_probe_at: null });
     await webhooksRepo.updateEndpoint(this.deps.db, id, changes);
     return this.get(workspaceId, id);
+  }
+
+  /** Any workspace's endpoint, for the operator's CLI. */
+  async byId(id: number): Promise<WebhookEndpointRow> {
+    const row = await webhooksRepo.endpointById(this.deps.db, id);
+    if (!row) throw notFound();
+    return row;
   }
 
   async remove(workspaceId: number, id: number): Promise<void> {
