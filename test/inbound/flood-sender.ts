@@ -1,12 +1,16 @@
 import { Worker } from 'node:worker_threads';
 
-// A raw SMTP client in a worker thread of its own: the megabytes it writes must not take the
-// event loop of the server under test, which runs in the test's own thread. Plain JavaScript so
-// the thread needs no TypeScript loader.
+// A raw SMTP client in a worker thread of its own, at lower priority: the megabytes it writes
+// must not take the event loop of the server under test, which runs in the test's own thread.
+// Plain JavaScript so the thread needs no TypeScript loader.
 const SENDER = `
 const { workerData, parentPort } = require('node:worker_threads');
 const net = require('node:net');
 const fs = require('node:fs');
+const os = require('node:os');
+// On the internet the sender is another machine: here its thread yields the CPU to the server's
+// event loop on a busy machine (Linux; elsewhere it keeps the process's priority).
+try { os.setPriority(Number(fs.readlinkSync('/proc/thread-self').split('/').pop()), 10); } catch {}
 
 function send(port, rcpt, file) {
   return new Promise((resolve, reject) => {
