@@ -1,5 +1,5 @@
 import { isPg, type Conn, type Db, type Tx } from './db.ts';
-import type { EndpointStatus, WebhookAttemptRow, WebhookEndpointRow } from './webhooks.ts';
+import { webhooksRepo, type EndpointStatus, type WebhookAttemptRow, type WebhookDeliveryRow, type WebhookEndpointRow } from './webhooks.ts';
 
 /**
  * The webhook dispatcher's queue. The unit a dispatcher claims is an endpoint, under a lease
@@ -122,7 +122,9 @@ export const webhookQueue = {
     const lastGood = ep.last_success_at ?? ep.created_at;
     if (ep.status === 'paused' && now - lastGood > policy.disableAfterMs) {
       await tx('webhook_endpoints').where({ id: ep.id }).update({ status: 'disabled', next_probe_at: null });
+      const skipped: WebhookDeliveryRow[] = await tx('webhook_deliveries').where({ endpoint_id: ep.id, status: 'pending' }).orderBy('id');
       await tx('webhook_deliveries').where({ endpoint_id: ep.id, status: 'pending' }).update({ status: 'skipped', due_at: null, updated_at: now });
+      await webhooksRepo.logSkipped(tx, skipped, now);
       return 'disabled';
     }
     if (ep.status === 'paused' || (ep.status === 'active' && ep.failure_count >= policy.pauseAfter)) {

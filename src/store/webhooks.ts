@@ -98,7 +98,29 @@ export const webhooksRepo = {
         };
       }),
     );
+    if (endpoints.some((ep) => ep.status === 'disabled')) {
+      await webhooksRepo.logSkipped(tx, await tx('webhook_deliveries').where({ event_id: e.id, status: 'skipped' }).orderBy('id'), at);
+    }
     return endpoints.length;
+  },
+  /**
+   * A delivery log entry for each delivery skipped because its endpoint is disabled: no POST
+   * was made (`attempt` counts the real ones before), and a replay can send it.
+   */
+  async logSkipped(tx: Tx, rows: Pick<WebhookDeliveryRow, 'id' | 'endpoint_id' | 'event' | 'email_id' | 'attempts'>[], at: number): Promise<void> {
+    const entries = rows.map((d): Omit<WebhookAttemptRow, 'id'> => ({
+      delivery_id: d.id,
+      endpoint_id: d.endpoint_id,
+      event: d.event,
+      email_id: d.email_id,
+      attempt: d.attempts,
+      response_code: null,
+      response_body: null,
+      error: 'skipped: the endpoint is disabled',
+      duration_ms: 0,
+      created_at: at,
+    }));
+    for (let i = 0; i < entries.length; i += 200) await tx('webhook_attempts').insert(entries.slice(i, i + 200));
   },
   endpointById: (db: Conn, id: number): Promise<WebhookEndpointRow | undefined> => db('webhook_endpoints').where({ id }).first(),
   async updateEndpoint(db: Conn, id: number, patch: Partial<Omit<WebhookEndpointRow, 'id' | 'workspace_id' | 'created_at'>>): Promise<void> {

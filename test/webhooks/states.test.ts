@@ -56,6 +56,15 @@ describe.each(STORES)('webhook endpoint states (%s)', (kind) => {
     expect(dead.requests).toHaveLength(5);
     const statuses = await server.services.db('webhook_deliveries').where({ endpoint_id: deadHook.id }).orderBy('id').pluck('status');
     expect(statuses).toStrictEqual(['skipped', 'skipped', 'skipped', 'skipped', 'skipped', 'skipped']);
+    const skippedLog = (await server.api('GET', `/webhooks/${deadHook.id}/deliveries`, { key })).body.data;
+    expect(skippedLog.slice(0, 6).map((e: any) => [e.event, e.attempt, e.response_code, e.error])).toStrictEqual([
+      ['email.delivered', 0, null, 'skipped: the endpoint is disabled'],
+      ['email.unsubscribed', 0, null, 'skipped: the endpoint is disabled'],
+      ['email.complained', 0, null, 'skipped: the endpoint is disabled'],
+      ['email.clicked', 1, null, 'skipped: the endpoint is disabled'],
+      ['email.opened', 1, null, 'skipped: the endpoint is disabled'],
+      ['email.delivered', 3, null, 'skipped: the endpoint is disabled'],
+    ]);
 
     failing = false;
     const reactivated = await server.api('PATCH', `/webhooks/${deadHook.id}`, { key, body: { status: 'active' } });
@@ -70,6 +79,7 @@ describe.each(STORES)('webhook endpoint states (%s)', (kind) => {
       return e.last_success_at !== null && e;
     }, 'a success recorded');
     expect([ep.status, ep.failure_count, ep.last_success_at]).toStrictEqual(['active', 0, new Date(clock.now()).toISOString()]);
+    await until(async () => (await world.log(deadHook.id)).length === 11 + 6 && true, 'every attempt logged');
     const log = (await server.api('GET', `/webhooks/${deadHook.id}/deliveries?limit=5`, { key })).body;
     expect(log.data).toHaveLength(5);
     expect(log.next_cursor).toEqual(expect.any(String));
@@ -77,6 +87,7 @@ describe.each(STORES)('webhook endpoint states (%s)', (kind) => {
     expect(older.next_cursor).toBeNull();
     const ids = [...log.data, ...older.data].map((e: { id: number }) => e.id);
     expect(ids).toStrictEqual([...ids].sort((x, y) => y - x));
+    expect(ids).toHaveLength(17);
     expect(older.data.at(-1)).toMatchObject({ attempt: 1, response_code: 500, response_body: 'down', error: 'HTTP 500', event: 'email.delivered' });
   });
 
