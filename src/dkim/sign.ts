@@ -153,11 +153,19 @@ export function normaliseMessage(raw: Buffer): Buffer {
   const headLines = head.split(CRLF).flatMap((line) => foldHeaderLine(line));
   let out = headLines.join(CRLF) + CRLF;
   if (split >= 0) {
-    const bodyLines = body.split(CRLF).flatMap((line) => wrapBodyLine(line));
-    out += CRLF + bodyLines.join(CRLF);
+    out += CRLF + normaliseBodyText(body);
     if (!out.endsWith(CRLF)) out += CRLF;
   }
   return Buffer.from(out, 'latin1');
+}
+
+/** Body text (octets as latin1) with CRLF line endings and no line over 998 octets. */
+export function normaliseBodyText(body: string): string {
+  return body
+    .replace(/\r\n|\r|\n/g, CRLF)
+    .split(CRLF)
+    .flatMap((line) => wrapBodyLine(line))
+    .join(CRLF);
 }
 
 /** Header block (with its last CRLF) and body of a normalised message. */
