@@ -1,4 +1,6 @@
+import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { simpleParser } from 'mailparser';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +11,8 @@ import { FROM_DOMAIN } from '../delivery/env.ts';
 import { STORES } from '../helpers/stores.ts';
 import { queuedId, submissionEnv } from './env.ts';
 
+/** Debian's swaks, when installed: a second, independent client. */
+const swaks = spawnSync('swaks', ['--version'], { stdio: 'ignore' }).status === 0;
 const SUBJECT = 'Grüße aus Köln – 東京 ✓';
 const headerBlock = (raw: Buffer) => raw.toString('latin1').split('\r\n\r\n')[0]!;
 const bodyOf = (raw: Buffer) => raw.subarray(raw.indexOf('\r\n\r\n') + 4);
@@ -80,5 +84,17 @@ describe.each(STORES)('SMTP submission (%s)', (kind) => {
     const messageId = /^Message-ID: (<[^>]+>)$/m.exec(head)?.[1];
     expect(messageId).toBe((await env.detail(id)).message_id);
     expect(bodyOf(m!.raw).toString()).toBe('line one\r\nline two\r\n');
+  });
+
+  it.skipIf(!swaks)('swaks submits over STARTTLS and over implicit TLS with AUTH LOGIN and PLAIN', async () => {
+    const env = await submissionEnv(kind);
+    const run = (args: string[]) =>
+      promisify(execFile)('swaks', ['--server', '127.0.0.1', '--auth-user', 'app', '--auth-password', env.ws.apiKey, '--from', `shop@${FROM_DOMAIN}`, '--to', 'a@dest.test', '--header', 'Subject: via swaks', '--body', 'hello', ...args], { timeout: 60_000 });
+    const starttls = await run(['--port', String(env.ports.submission), '--tls', '--auth', 'LOGIN']);
+    const implicit = await run(['--port', String(env.ports.submissions), '--tls-on-connect', '--auth', 'PLAIN']);
+    for (const { stdout } of [starttls, implicit]) {
+      const id = Number(/<~ {1,2}250 2\.0\.0 Ok: queued as (\d+)/.exec(stdout)?.[1]);
+      expect((await env.detail(id)).subject).toBe('via swaks');
+    }
   });
 });
