@@ -76,7 +76,7 @@ async function textPart(slot: Slot, content: string): Promise<Buffer> {
 
 /** Header fields added for one recipient, encoded and folded (RFC 2047, RFC 5322 §2.2.3). */
 function headerBlock(headers: Record<string, string>): Buffer {
-  const lines = Object.entries(headers).map(([name, value]) => `${foldLines(`${name}: ${encodeWords(value, 'Q', 52)}`, 76, true)}\r\n`);
+  const lines = Object.entries(headers).map(([name, value]) => `${foldLines(`${name}: ${encodeWords(value, 'Q', 52)}`, 76)}\r\n`);
   return Buffer.from(lines.join(''), 'latin1');
 }
 
