@@ -6,11 +6,10 @@ FROM node:22-bookworm AS build
 ENV npm_package_config_node_gyp_nodedir=/usr/local
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-# `npm ci` compiles src/ into dist/ (the prepare script), so the sources come first.
-COPY scripts ./scripts
+# `npm ci` compiles src/ into dist/ (the prepare script, bin/build.mjs), so those come first.
+COPY bin ./bin
 COPY src ./src
 RUN npm ci --omit=dev --no-audit --no-fund
-COPY bin ./bin
 COPY config ./config
 COPY tsconfig.json ./
 

@@ -21,7 +21,7 @@ const dir = mkdtempSync(join(tmpdir(), 'mailsvc-bench-'));
 const configFile = join(dir, 'config.json');
 writeFileSync(configFile, JSON.stringify({ dataDir: join(dir, 'data'), server: { hostname: 'mail.bench.test' } }));
 
-execFileSync(process.execPath, [join(root, 'scripts/build.mjs')], { stdio: 'inherit' });
+execFileSync(process.execPath, [join(root, 'bin/build.mjs')], { stdio: 'inherit' });
 const env: NodeJS.ProcessEnv = { ...process.env, MAILSVC_NO_LOCAL_CONFIG: '1' };
 for (const name of Object.keys(env)) if (name.startsWith('MAILSVC_') && name !== 'MAILSVC_NO_LOCAL_CONFIG') delete env[name];
 // The first run creates and migrates the database; it is not measured.

@@ -8,5 +8,5 @@ import { fileURLToPath } from 'node:url';
  * stale code, whether or not this step ran.
  */
 export default function buildOnce(): void {
-  execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build.mjs', import.meta.url)), '--if-stale'], { stdio: 'inherit' });
+  execFileSync(process.execPath, [fileURLToPath(new URL('../bin/build.mjs', import.meta.url)), '--if-stale'], { stdio: 'inherit' });
 }

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { buildIsCurrent } from '../../scripts/build-state.mjs';
+import { buildIsCurrent } from '../../bin/build-state.mjs';
 import { spawnSync } from 'node:child_process';
 import { CLI, runCli } from '../helpers/cli.ts';
 

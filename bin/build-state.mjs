@@ -1,4 +1,4 @@
-// Whether dist/ (see scripts/build.mjs) is current: its stamp, dist/.built, is at least as new as
+// Whether dist/ (see bin/build.mjs) is current: its stamp, dist/.built, is at least as new as
 // every file and folder under src/ and as the lockfile of the installed packages (dist/vendor/
 // holds copies of some). Folders count so that a deleted source file makes the build stale too.
 import { readdirSync, statSync } from 'node:fs';

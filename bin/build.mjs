@@ -6,7 +6,7 @@
 // is bundled once into dist/vendor/, and the imports of src/ point there.
 // Type checking is `npm run typecheck`'s job, not this one's.
 // dist/.built is written last, stamped with the time the build started: bin/mailsvc runs dist/
-// only while no file under src/ is newer than that stamp (scripts/build-state.mjs).
+// only while no file under src/ is newer than that stamp (bin/build-state.mjs).
 // The build is written to a fresh folder and swapped in, so a CLI starting meanwhile sees either
 // the old build or the new one. `--if-stale` builds only when dist/ is not current.
 import { build } from 'esbuild';
