@@ -99,11 +99,20 @@ export const webhookQueue = {
     await tx('webhook_attempts').insert(row);
   },
 
-  /** A 2xx: the delivery is done; the endpoint's count resets and a paused one is active again. */
-  async succeeded(tx: Tx, delivery: DueDelivery, now: number): Promise<void> {
-    await tx('webhook_deliveries').where({ id: delivery.id }).update({ status: 'delivered', attempts: delivery.attempts + 1, due_at: null, updated_at: now });
-    await tx('webhook_endpoints').where({ id: delivery.endpoint_id }).update({ failure_count: 0, last_success_at: now, next_probe_at: null });
-    await tx('webhook_endpoints').where({ id: delivery.endpoint_id, status: 'paused' }).update({ status: 'active' });
+  /**
+   * 2xx answers: the deliveries are done and logged; the endpoint's count resets and a paused
+   * one is active again.
+   */
+  async succeeded(tx: Tx, endpointId: number, attempts: Omit<WebhookAttemptRow, 'id'>[], now: number): Promise<void> {
+    for (let i = 0; i < attempts.length; i += 200) {
+      const chunk = attempts.slice(i, i + 200);
+      await tx('webhook_attempts').insert(chunk);
+      await tx('webhook_deliveries')
+        .whereIn('id', chunk.map((a) => a.delivery_id))
+        .update({ status: 'delivered', attempts: tx.raw('attempts + 1'), due_at: null, updated_at: now });
+    }
+    await tx('webhook_endpoints').where({ id: endpointId }).update({ failure_count: 0, last_success_at: now, next_probe_at: null });
+    await tx('webhook_endpoints').where({ id: endpointId, status: 'paused' }).update({ status: 'active' });
   },
 
   /**

@@ -6,17 +6,22 @@ import type { Metrics } from '../metrics/registry.ts';
 import type { Db } from '../store/db.ts';
 import type { GroupCommitter } from '../store/groupCommit.ts';
 import { webhookQueue, type DueDelivery, type EndpointPolicy } from '../store/webhookQueue.ts';
-import type { EndpointStatus, WebhookEndpointRow } from '../store/webhooks.ts';
+import type { EndpointStatus, WebhookAttemptRow, WebhookEndpointRow } from '../store/webhooks.ts';
 import type { PostResult, WebhookPoster } from './post.ts';
 
 /** Endpoints one process sends to at once, each in a lane of its own. */
 const MAX_LANES = 64;
 /** Deliveries a lane reads per query. */
 const BATCH = 100;
-/** Outcome writes a lane may have awaiting their commit while it sends the next POSTs. */
-const MAX_UNCOMMITTED = 64;
+/** Answered deliveries a lane records in one write. */
+const FLUSH_EVERY = 50;
 /** How often idle dispatchers look for due work. */
 const POLL_MS = 200;
+
+interface Answered {
+  row: DueDelivery;
+  result: PostResult;
+}
 
 export interface DispatcherDeps {
   db: Db;
@@ -37,8 +42,8 @@ export function retryAt(schedule: number[], attempts: number, now: number): numb
 /**
  * Drains the webhook outbox. Each claimed endpoint gets a lane that POSTs its due deliveries
  * one at a time in id order (a paused endpoint: only its probe), so a slow or dead receiver
- * holds only its own lane. A success's write is group-committed while the lane goes on to the
- * next POST; a failure's is awaited, since it may pause the endpoint.
+ * holds only its own lane. Successes are written in batches committed while the lane goes on
+ * to the next POSTs; a failure's write is awaited, since it may pause the endpoint.
  */
 export class WebhookDispatcher {
   readonly owner = `${machineName().slice(0, 40)}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -106,26 +111,34 @@ export class WebhookDispatcher {
 
   private async lane(first: WebhookEndpointRow): Promise<void> {
     let ep: WebhookEndpointRow | undefined = first;
+    const answered: Answered[] = [];
+    let flushing: Promise<void> = Promise.resolve();
+    // Successes are recorded in one write per flush, committed while the next POSTs go out.
+    const flush = (endpointId: number) => {
+      const batch = answered.splice(0);
+      if (batch.length > 0) flushing = flushing.then(() => this.recordSuccesses(endpointId, batch));
+      return flushing;
+    };
     while (ep && !this.stopping) {
       const rows = await this.work(ep);
-      if (rows.length === 0) return;
-      const uncommitted: Promise<unknown>[] = [];
+      if (rows.length === 0) break;
       for (const row of rows) {
         if (this.stopping) break;
         const result = await this.deps.poster.post(ep.url, row.payload, ep.secret);
-        const written = this.record(row, result);
         if (result.ok) {
-          uncommitted.push(written);
-          if (uncommitted.length >= MAX_UNCOMMITTED) await Promise.all(uncommitted.splice(0));
+          answered.push({ row, result });
+          if (answered.length >= FLUSH_EVERY) void flush(ep.id);
           continue;
         }
-        const status = await written;
+        await flush(ep.id);
+        const status = await this.recordFailure(row, result);
         if (status !== 'active') break;
       }
-      await Promise.all(uncommitted);
+      await flush(ep.id);
       // Re-read between batches: a rotated secret, a new URL or a PATCHed status take effect.
       ep = await webhookQueue.leased(this.deps.db, this.owner, ep.id);
     }
+    await flush(first.id);
   }
 
   private work(ep: WebhookEndpointRow): Promise<DueDelivery[]> {
@@ -135,35 +148,53 @@ export class WebhookDispatcher {
     return Promise.resolve([]);
   }
 
-  /** Logs the attempt and applies its outcome; returns the endpoint's status after it. */
-  private record(row: DueDelivery, result: PostResult): Promise<EndpointStatus | 'lease_lost'> {
+  private attemptRow(row: DueDelivery, result: PostResult, now: number): Omit<WebhookAttemptRow, 'id'> {
+    return {
+      delivery_id: row.id,
+      endpoint_id: row.endpoint_id,
+      event: row.event,
+      email_id: row.email_id,
+      attempt: row.attempts + 1,
+      response_code: result.status,
+      response_body: result.body,
+      error: result.error,
+      duration_ms: result.durationMs,
+      created_at: now,
+    };
+  }
+
+  /**
+   * Records answered deliveries. A failure here leaves them pending, so they are sent again:
+   * delivery is at least once, receivers deduplicate.
+   */
+  private async recordSuccesses(endpointId: number, batch: Answered[]): Promise<void> {
     const { clock, metrics } = this.deps;
-    const attempt = row.attempts + 1;
+    try {
+      const held = await this.deps.committer.run(async (tx) => {
+        const now = clock.now();
+        if (!(await webhookQueue.holds(tx, this.owner, endpointId, now))) return false;
+        await webhookQueue.succeeded(tx, endpointId, batch.map((a) => this.attemptRow(a.row, a.result, now)), now);
+        return true;
+      });
+      const now = clock.now();
+      metrics?.webhookAttempts.inc({ outcome: held ? 'delivered' : 'lease_lost' }, batch.length);
+      if (held) for (const a of batch) metrics?.webhookLatency.observe(Math.max(0, now - a.row.created_at) / 1000);
+    } catch (err) {
+      this.deps.log.warn({ err, endpoint: endpointId, deliveries: batch.length }, 'recording webhook successes failed; they will be sent again');
+    }
+  }
+
+  /** Logs a failed attempt and applies it; returns the endpoint's status after it. */
+  private recordFailure(row: DueDelivery, result: PostResult): Promise<EndpointStatus | 'lease_lost'> {
+    const { clock, metrics } = this.deps;
     return this.deps.committer.run(async (tx) => {
       const now = clock.now();
       if (!(await webhookQueue.holds(tx, this.owner, row.endpoint_id, now))) {
         metrics?.webhookAttempts.inc({ outcome: 'lease_lost' });
         return 'lease_lost' as const;
       }
-      await webhookQueue.logAttempt(tx, {
-        delivery_id: row.id,
-        endpoint_id: row.endpoint_id,
-        event: row.event,
-        email_id: row.email_id,
-        attempt,
-        response_code: result.status,
-        response_body: result.body,
-        error: result.error,
-        duration_ms: result.durationMs,
-        created_at: now,
-      });
-      if (result.ok) {
-        await webhookQueue.succeeded(tx, row, now);
-        metrics?.webhookAttempts.inc({ outcome: 'delivered' });
-        metrics?.webhookLatency.observe(Math.max(0, now - row.created_at) / 1000);
-        return 'active' as const;
-      }
-      const next = retryAt(this.deps.config.retrySchedule, attempt, now);
+      await webhookQueue.logAttempt(tx, this.attemptRow(row, result, now));
+      const next = retryAt(this.deps.config.retrySchedule, row.attempts + 1, now);
       metrics?.webhookAttempts.inc({ outcome: next === null ? 'gave_up' : 'failed' });
       return webhookQueue.failed(tx, row, now, next, this.policy);
     });
