@@ -16,6 +16,7 @@ export const SUBMISSION_REPLIES = {
   // RFC 5321 §4.5.3.1.8: a server refuses recipients beyond its limit with a 452.
   tooManyRecipients: { code: 452, status: '4.5.3', text: 'Too many recipients: at most 100 per message' },
   tooBig: { code: 552, status: '5.3.4', text: 'Message too big' },
+  tooManyConnections: { code: 421, status: '4.7.0', text: 'Too many connections from this address, try again later' },
   storeFailed: { code: 451, status: '4.3.0', text: 'Temporary failure storing the message, try again later' },
 } as const;
 

@@ -5,6 +5,7 @@ import { ServiceError } from '../core/errors.ts';
 import type { Clock, Logger } from '../core/ports.ts';
 import type { AcceptService } from '../messages/accept.ts';
 import { isProblem, parseMailbox, type Mailbox } from '../messages/address.ts';
+import { ConnectionLimiter } from '../ratelimit/connections.ts';
 import type { RateDecision } from '../ratelimit/sliding.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import type { TlsCredentials } from '../tls/certificates.ts';
@@ -13,6 +14,8 @@ import { readSubmission } from './message.ts';
 import { fromServiceError, refuse, SmtpReplyError } from './replies.ts';
 
 export const MAX_RECIPIENTS = 100;
+/** Connections one address may hold; applications behind one NAT address share it. */
+const MAX_CONNECTIONS_PER_IP = 50;
 /** Idempotency over SMTP dedupes by the key alone: a client's retry carries a new Date and Message-ID. */
 const SMTP_REQUEST_HASH = 'smtp-submission';
 
@@ -36,6 +39,7 @@ export interface SubmissionOptions {
   loopbackInsecureAuth: boolean;
   tls: TlsCredentials;
   maxClients?: number;
+  maxConnectionsPerIp?: number;
   socketTimeoutMs?: number;
   closeTimeoutMs?: number;
 }
@@ -66,8 +70,18 @@ const principalOf = (session: SMTPServerSession) => session.user as unknown as P
 export async function startSubmissionListeners(deps: SubmissionDeps, options: SubmissionOptions): Promise<SubmissionListeners> {
   const log = deps.log.child({ role: 'submission' });
   const failures = new AuthFailures(deps.clock);
+  const connections = new ConnectionLimiter(options.maxConnectionsPerIp ?? MAX_CONNECTIONS_PER_IP);
 
   const handlers: Partial<SMTPServerOptions> = {
+    onConnect(session, callback) {
+      if (!connections.admit(session.id, session.remoteAddress)) return callback(refuse('tooManyConnections'));
+      callback();
+    },
+
+    onClose(session) {
+      connections.release(session.id);
+    },
+
     onAuth(auth, session, callback) {
       const ip = session.remoteAddress;
       if (failures.blocked(ip)) return callback(refuse('tooManyAuthFailures'));

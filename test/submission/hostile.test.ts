@@ -99,15 +99,42 @@ describe.each(STORES)('SMTP submission under hostile sessions (%s)', (kind) => {
     expect(rows.map((r: { address: string }) => r.address)).toStrictEqual(['ok@dest.test']);
   });
 
-  it('an idle connection is closed with 421 after the socket timeout', async () => {
-    const env = await submissionEnv(kind);
+  /** A second listener on the env's services, with limits a test can reach quickly. */
+  async function listenersWith(env: SubmissionEnv, limits: { socketTimeoutMs?: number; maxConnectionsPerIp?: number }) {
     const { services, config } = env.server;
     const tls = await loadTlsCredentials(config.tls, config.dataDir, config.server.hostname, services.log);
     const listeners = await startSubmissionListeners(
       { accept: services.accept, authenticate: (t) => services.tenancy.authenticate(t), rateLimit: services.rateLimit, clock: services.clock, log: services.log, hostname: 'mail.mailsvc.test' },
-      { ...config.submission, tls, socketTimeoutMs: 1000 },
+      { ...config.submission, tls, ...limits },
     );
     onTestFinished(() => listeners.close());
+    return listeners;
+  }
+
+  it('an address past its connection limit gets 421 4.7.0 at the greeting; a closed connection frees its slot', async () => {
+    const env = await submissionEnv(kind);
+    const listeners = await listenersWith(env, { maxConnectionsPerIp: 3 });
+    const held = await Promise.all([1, 2, 3].map(() => RawSmtp.connect(listeners.ports.submission)));
+    expect(held.map((c) => c.greeting.code)).toStrictEqual([220, 220, 220]);
+    const fourth = await RawSmtp.connect(listeners.ports.submission);
+    expect(fourth.greeting).toMatchObject({ code: 421 });
+    expect(fourth.greeting.text).toMatch(/^4\.7\.0 Too many connections/);
+    await fourth.closed;
+    await held[0]!.quit();
+    await held[0]!.closed;
+    // The server releases the slot when it sees the close, which may be just after our side does.
+    let again = await RawSmtp.connect(listeners.ports.submission);
+    for (let tries = 0; again.greeting.code === 421 && tries < 20; tries++) {
+      await again.closed;
+      again = await RawSmtp.connect(listeners.ports.submission);
+    }
+    expect(again.greeting.code).toBe(220);
+    for (const c of [...held.slice(1), again]) await c.quit();
+  });
+
+  it('an idle connection is closed with 421 after the socket timeout', async () => {
+    const env = await submissionEnv(kind);
+    const listeners = await listenersWith(env, { socketTimeoutMs: 1000 });
     const idle = await RawSmtp.connect(listeners.ports.submission);
     const authIdle = await authenticated(listeners.ports.submission, env.ws.apiKey);
     const [plain, authed] = await Promise.all([repliesUntilClosed(idle), repliesUntilClosed(authIdle)]);
