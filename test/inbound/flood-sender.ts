@@ -39,7 +39,15 @@ function send(port, rcpt, file) {
   });
 }
 
-Promise.all(workerData.files.map((file) => send(workerData.port, workerData.rcpt, file))).then(
+async function sendAll({ port, rcpt, files, concurrency }) {
+  const codes = [];
+  for (let i = 0; i < files.length; i += concurrency) {
+    codes.push(...(await Promise.all(files.slice(i, i + concurrency).map((file) => send(port, rcpt, file)))));
+  }
+  return codes;
+}
+
+sendAll(workerData).then(
   (codes) => parentPort.postMessage({ codes }),
   (err) => parentPort.postMessage({ error: String(err) }),
 );
@@ -47,11 +55,11 @@ Promise.all(workerData.files.map((file) => send(workerData.port, workerData.rcpt
 
 /**
  * Sends every file (CRLF lines, none starting with a dot) as one message over its own connection,
- * all at once; resolves with the reply codes of each session: greeting, EHLO, MAIL, RCPT, DATA,
- * the final dot, QUIT.
+ * `concurrency` connections at a time; resolves with the reply codes of each session: greeting,
+ * EHLO, MAIL, RCPT, DATA, the final dot, QUIT.
  */
-export function floodInThread(port: number, rcpt: string, files: string[]): Promise<number[][]> {
-  const worker = new Worker(SENDER, { eval: true, workerData: { port, rcpt, files } });
+export function floodInThread(port: number, rcpt: string, files: string[], concurrency: number): Promise<number[][]> {
+  const worker = new Worker(SENDER, { eval: true, workerData: { port, rcpt, files, concurrency } });
   return new Promise((resolve, reject) => {
     worker.once('message', (m: { codes?: number[][]; error?: string }) => {
       void worker.terminate();
