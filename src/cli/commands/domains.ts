@@ -86,16 +86,13 @@ export function registerDomainCommands(program: Command, ctx: CliContext): void 
 
   domain
     .command('tracking <domain>')
-    .description('turn open and click tracking on or off (stored; this build does not track yet)')
+    .description('turn open and click tracking on or off (read at send time and again when a hit arrives)')
     .option('--open <on|off>', 'open tracking', onOff)
     .option('--click <on|off>', 'click tracking', onOff)
     .option('--json', 'print JSON')
     .action(async (name: string, opts: { open?: boolean; click?: boolean; json?: boolean }) => {
       const { domains } = await ctx.open();
       const view = domains.view(await named('domain', name, () => domains.setTracking(null, name, opts)));
-      if (opts.open || opts.click) {
-        process.stderr.write('WARNING: open and click tracking are not built yet: the switch is stored, but mail goes out untracked and no open or click events are recorded.\n');
-      }
       emit(opts.json, view, () => printLines([`${view.name}: open tracking ${view.open_tracking ? 'on' : 'off'}, click tracking ${view.click_tracking ? 'on' : 'off'}`]));
     });
 }
