@@ -166,4 +166,28 @@ describe.each(STORES)('webhook dispatcher (%s)', (kind) => {
     expect(metaEntry.error).toMatch(/169\.254\.169\.254 resolves to 169\.254\.169\.254/);
     expect(receiver.requests).toHaveLength(0);
   });
+
+  it('does not follow a redirect, keeps 4 KB of an answer, and counts attempts on /metrics', async () => {
+    const world = await hookWorld(kind, { roles: ['api', 'webhooks'] });
+    const redirect = await startReceiver(() => ({ status: 302, headers: { location: 'http://127.0.0.1:9/elsewhere' } }));
+    const chatty = await startReceiver(() => ({ status: 200, body: 'x'.repeat(10_000) }));
+    const redirectHook = await world.endpoint(redirect.url);
+    const chattyHook = await world.endpoint(chatty.url);
+    await world.emit('email.delivered');
+    const [redirected] = await until(async () => {
+      const log = await world.log(redirectHook.id);
+      return log.length === 1 && log;
+    }, 'the redirect logged');
+    expect([redirected.response_code, redirected.error]).toStrictEqual([302, 'redirect to http://127.0.0.1:9/elsewhere not followed']);
+    expect(redirect.requests).toHaveLength(1);
+    const [kept] = await until(async () => {
+      const log = await world.log(chattyHook.id);
+      return log.length === 1 && log;
+    }, 'the long answer logged');
+    expect([kept.response_code, kept.response_body, kept.error]).toStrictEqual([200, 'x'.repeat(4096), null]);
+    const metrics = await (await fetch(`${world.server.url}/metrics`)).text();
+    expect(metrics).toContain('mailsvc_webhook_attempts_total{outcome="delivered"} 1');
+    expect(metrics).toContain('mailsvc_webhook_attempts_total{outcome="failed"} 1');
+    expect(metrics).toContain('mailsvc_webhook_delivery_latency_seconds_count 1');
+  });
 });
