@@ -4,10 +4,13 @@
  * one SMTP transaction each, outcome and event committed per recipient). Reports messages per
  * second from the worker's start until the last outcome is committed.
  *
- *   npx tsx bench/delivery.ts [messages=2000] [domains=1] [concurrency=50]
+ *   npx tsx bench/delivery.ts [messages=2000] [domains=1] [concurrency=50] [html_kb=0] [tracking=off|on]
  *
  * Each destination domain has its own MX host on its own loopback address (127.0.0.1, .2, ...)
  * with its own sink, all on one port (`delivery.port`). MAILSVC_BENCH_PG_URL runs it on PostgreSQL.
+ * `html_kb` > 0 sends an HTML body of about that size with a link every ~100 bytes of text;
+ * `tracking=on` turns the sending domain's open and click tracking on (the worker always runs
+ * the render step the delivery role runs).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +18,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { loadConfig } from '../src/config/load.ts';
+import { createRenderStep } from '../src/delivery/render.ts';
 import { DeliveryWorker } from '../src/delivery/worker.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { validateSend } from '../src/messages/validate.ts';
@@ -24,6 +28,8 @@ import { startTestDns } from '../test/helpers/dns-server.ts';
 const total = Number(process.argv[2] ?? 2000);
 const domainCount = Number(process.argv[3] ?? 1);
 const concurrency = Number(process.argv[4] ?? 50);
+const htmlKb = Number(process.argv[5] ?? 0);
+const tracking = process.argv[6] === 'on';
 const pg = process.env.MAILSVC_BENCH_PG_URL;
 
 let received = 0;
@@ -85,6 +91,10 @@ const { workspace } = await services.tenancy.createWorkspace(`bench${Date.now()}
 const from = `bench${workspace.id}.test`;
 await services.domains.add(workspace.id, from);
 await services.domains.forceVerify(null, from);
+if (tracking) await services.domains.setTracking(null, from, { open: true, click: true });
+const paragraph = (n: number, i: number) => `<p>Item ${i} of issue ${n}: ${'words of the newsletter '.repeat(3)}<a href="https://shop.example/p/${i}?n=${n}&amp;utm=mail">read more</a></p>\n`;
+const html = (n: number) =>
+  htmlKb > 0 ? `<html><body>${Array.from({ length: Math.ceil((htmlKb * 1024) / 130) }, (_, i) => paragraph(n, i)).join('')}</body></html>` : `<p>Hello ${n}</p>`;
 
 const principal = { keyId: 0, workspaceId: workspace.id, domain: null, limits: { perMinute: 1e9, perHour: 1e9 } };
 const queued = Date.now();
@@ -93,14 +103,14 @@ for (let i = 0; i < total; i += 100) {
     Array.from({ length: Math.min(100, total - i) }, (_, j) => {
       const n = i + j;
       const to = `user${n}@${destinations[n % domainCount]}`;
-      const message = validateSend({ from: `News <news@${from}>`, to, subject: `Hello ${n}`, html: `<p>Hello ${n}</p>`, text: `Hello ${n}` }, Date.now());
+      const message = validateSend({ from: `News <news@${from}>`, to, subject: `Hello ${n}`, html: html(n), text: `Hello ${n}` }, Date.now());
       return services.accept.accept(principal, message);
     }),
   );
 }
 const queueSeconds = (Date.now() - queued) / 1000;
 
-const worker = new DeliveryWorker(services);
+const worker = new DeliveryWorker(services, { render: createRenderStep({ tokens: services.tokens, baseUrl: config.tracking.baseUrl }) });
 const allReceived = new Promise<void>((resolve) => {
   onReceived = () => {
     if (received === total) resolve();
@@ -119,6 +129,8 @@ console.log(
     messages: total,
     domains: domainCount,
     concurrency,
+    html_kb: htmlKb,
+    tracking,
     max_connections_per_host: config.delivery.maxConnectionsPerHost,
     connections,
     queued_in_s: Number(queueSeconds.toFixed(2)),
