@@ -1,6 +1,7 @@
 import { verpRecipientId } from '../delivery/verp.ts';
 import type { TokenCodec } from '../tokens/index.ts';
-import { REPLIES, type Reply } from './replies.ts';
+import type { Reply } from '../core/smtp-reply.ts';
+import { REPLIES } from './replies.ts';
 
 /**
  * Who the inbound listener takes mail for, as pure functions over the session: the

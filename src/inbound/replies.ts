@@ -1,3 +1,5 @@
+import { SmtpReplyError } from '../core/smtp-reply.ts';
+
 /**
  * Every reply the inbound listener gives on purpose, as data: reply code, enhanced status
  * (RFC 3463) and text. `smtpError` turns one into the error smtp-server answers with.
@@ -20,24 +22,6 @@ export const REPLIES = {
 } as const;
 
 export type ReplyName = keyof typeof REPLIES;
-export interface Reply {
-  code: number;
-  status: string;
-  text: string;
-}
-
-export class SmtpReplyError extends Error {
-  readonly responseCode: number;
-  constructor(
-    readonly reply: Reply,
-    readonly reason: string,
-  ) {
-    super(`${reply.status} ${reply.text}`);
-    this.name = 'SmtpReplyError';
-    this.responseCode = reply.code;
-  }
-}
-
 export function smtpError(name: ReplyName): SmtpReplyError {
   return new SmtpReplyError(REPLIES[name], name);
 }

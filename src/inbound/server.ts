@@ -8,7 +8,8 @@ import { checkRecipient, type InboundTarget } from './policy.ts';
 import { ParseQueueFull, startParsePool, type ParsePoolOptions } from './parse-pool.ts';
 import { handleReport, type HandledReport, type InboundDeps } from './process.ts';
 import { captureMessage } from './receive.ts';
-import { smtpError, SmtpReplyError, type ReplyName } from './replies.ts';
+import { SmtpReplyError } from '../core/smtp-reply.ts';
+import { smtpError, type ReplyName } from './replies.ts';
 import type { TokenCodec } from '../tokens/index.ts';
 
 export interface InboundListenerOptions {

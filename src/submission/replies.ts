@@ -1,4 +1,5 @@
 import type { ErrorCode, ServiceError } from '../core/errors.ts';
+import { SmtpReplyError } from '../core/smtp-reply.ts';
 
 /**
  * Every reply the submission listener gives on purpose: code, enhanced status (RFC 3463) and
@@ -21,19 +22,6 @@ export const SUBMISSION_REPLIES = {
 } as const;
 
 export type SubmissionReply = keyof typeof SUBMISSION_REPLIES;
-
-/** An SMTP reply smtp-server answers with (it reads `responseCode` and `message`). */
-export class SmtpReplyError extends Error {
-  readonly responseCode: number;
-  constructor(
-    readonly reply: { code: number; status: string; text: string },
-    readonly reason: string,
-  ) {
-    super(`${reply.status} ${reply.text}`);
-    this.name = 'SmtpReplyError';
-    this.responseCode = reply.code;
-  }
-}
 
 /** The SMTP side of each service error, for what the shared accept pipeline throws. */
 const SERVICE_ERROR_REPLIES: Record<ErrorCode, { code: number; status: string }> = {

@@ -11,7 +11,8 @@ import type { Principal } from '../tenancy/principal.ts';
 import type { TlsCredentials } from '../tls/certificates.ts';
 import { AuthFailures, insecureAuthAllowed } from './auth.ts';
 import { readSubmission } from './message.ts';
-import { fromServiceError, refuse, SmtpReplyError } from './replies.ts';
+import { SmtpReplyError } from '../core/smtp-reply.ts';
+import { fromServiceError, refuse } from './replies.ts';
 
 export const MAX_RECIPIENTS = 100;
 /** Connections one address may hold; applications behind one NAT address share it. */
