@@ -5,8 +5,8 @@ import { startSubmissionRole } from './submission.ts';
 import { startWebhooksRole } from './webhooks.ts';
 import type { Role, RoleStarter } from './types.ts';
 
-/** The roles this build can run; `--roles` names outside this table are reported as not built. */
-export const ROLE_STARTERS: Partial<Record<Role, RoleStarter>> = {
+/** How each role starts. */
+export const ROLE_STARTERS: Record<Role, RoleStarter> = {
   api: startApiRole,
   delivery: startDeliveryRole,
   inbound: startInboundRole,
