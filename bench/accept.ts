@@ -5,37 +5,19 @@
  *
  *   npx tsx bench/accept.ts [messages=2000] [concurrency=50]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../src/config/load.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { startServer } from '../src/main.ts';
+import { benchConfig, benchPgUrl as pg, benchSender } from './setup.ts';
 
 const total = Number(process.argv[2] ?? 2000);
 const concurrency = Number(process.argv[3] ?? 50);
-const dataDir = mkdtempSync(join(tmpdir(), 'mailsvc-bench-'));
-const pg = process.env.MAILSVC_BENCH_PG_URL;
-
-const config = loadConfig({
-  env: {},
-  overrides: {
-    dataDir,
-    database: pg ? { client: 'pg', connection: pg } : { client: 'sqlite', connection: null },
-    server: { hostname: 'mail.bench.test' },
-    http: { host: '127.0.0.1', port: 0 },
-    log: { level: 'silent' },
-  },
-});
+const { config, cleanUp } = benchConfig({ http: { host: '127.0.0.1', port: 0 } });
 const server = await startServer(config, { roles: ['api'], overrides: { log: createLogger('silent') } });
 const { services } = server;
-const { workspace, apiKey } = await services.tenancy.createWorkspace(`bench${Date.now()}`);
-await services.tenancy.setLimits(workspace.name, { perMinute: 1_000_000, perHour: 10_000_000 });
-await services.domains.add(workspace.id, `bench${workspace.id}.test`);
-await services.domains.forceVerify(null, `bench${workspace.id}.test`);
+const { apiKey, domain } = await benchSender(services);
 
 const body = (i: number) =>
-  JSON.stringify({ from: `news@bench${workspace.id}.test`, to: [`user${i}@example.org`], subject: `Hello ${i}`, html: '<p>Hello</p>', text: 'Hello' });
+  JSON.stringify({ from: `news@${domain}`, to: [`user${i}@example.org`], subject: `Hello ${i}`, html: '<p>Hello</p>', text: 'Hello' });
 
 let next = 0;
 let failed = 0;
@@ -72,4 +54,4 @@ console.log(
   }),
 );
 await server.close();
-rmSync(dataDir, { recursive: true, force: true });
+cleanUp();

@@ -12,25 +12,21 @@
  * `tracking=on` turns the sending domain's open and click tracking on (the worker always runs
  * the render step the delivery role runs).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { loadConfig } from '../src/config/load.ts';
 import { createRenderStep } from '../src/delivery/render.ts';
 import { DeliveryWorker } from '../src/delivery/worker.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { validateSend } from '../src/messages/validate.ts';
 import { createServices } from '../src/services.ts';
 import { startTestDns } from '../test/helpers/dns-server.ts';
+import { benchConfig, benchPgUrl as pg, benchSender } from './setup.ts';
 
 const total = Number(process.argv[2] ?? 2000);
 const domainCount = Number(process.argv[3] ?? 1);
 const concurrency = Number(process.argv[4] ?? 50);
 const htmlKb = Number(process.argv[5] ?? 0);
 const tracking = process.argv[6] === 'on';
-const pg = process.env.MAILSVC_BENCH_PG_URL;
 
 let received = 0;
 let connections = 0;
@@ -74,29 +70,15 @@ destinations.forEach((domain, i) => {
   dns.set(`mx.${domain}`, 'A', `127.0.0.${i + 1}`);
 });
 
-const dataDir = mkdtempSync(join(tmpdir(), 'mailsvc-bench-'));
-const config = loadConfig({
-  env: {},
-  overrides: {
-    dataDir,
-    database: pg ? { client: 'pg', connection: pg } : { client: 'sqlite', connection: null },
-    server: { hostname: 'mail.bench.test' },
-    log: { level: 'silent' },
-    dns: { servers: [dns.address], timeout: 2 },
-    delivery: { port, concurrency },
-  },
-});
+const { config, cleanUp } = benchConfig({ dns: { servers: [dns.address], timeout: 2 }, delivery: { port, concurrency } });
 const services = await createServices(config, { log: createLogger('silent') });
-const { workspace } = await services.tenancy.createWorkspace(`bench${Date.now()}`);
-const from = `bench${workspace.id}.test`;
-await services.domains.add(workspace.id, from);
-await services.domains.forceVerify(null, from);
+const { domain: from, workspaceId } = await benchSender(services);
 if (tracking) await services.domains.setTracking(null, from, { open: true, click: true });
 const paragraph = (n: number, i: number) => `<p>Item ${i} of issue ${n}: ${'words of the newsletter '.repeat(3)}<a href="https://shop.example/p/${i}?n=${n}&amp;utm=mail">read more</a></p>\n`;
 const html = (n: number) =>
   htmlKb > 0 ? `<html><body>${Array.from({ length: Math.ceil((htmlKb * 1024) / 130) }, (_, i) => paragraph(n, i)).join('')}</body></html>` : `<p>Hello ${n}</p>`;
 
-const principal = { keyId: 0, workspaceId: workspace.id, domain: null, limits: { perMinute: 1e9, perHour: 1e9 } };
+const principal = { keyId: 0, workspaceId, domain: null, limits: { perMinute: 1e9, perHour: 1e9 } };
 const queued = Date.now();
 for (let i = 0; i < total; i += 100) {
   await Promise.all(
@@ -143,4 +125,4 @@ console.log(
 await services.close();
 await Promise.all(sinks.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
 await dns.close();
-rmSync(dataDir, { recursive: true, force: true });
+cleanUp();

@@ -6,32 +6,15 @@
  *
  *   npx tsx bench/hostile-addresses.ts [rounds=20]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../src/config/load.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { startServer } from '../src/main.ts';
+import { benchConfig, benchSender } from './setup.ts';
 
 const rounds = Number(process.argv[2] ?? 20);
-const dataDir = mkdtempSync(join(tmpdir(), 'mailsvc-bench-'));
-const config = loadConfig({
-  env: {},
-  overrides: {
-    dataDir,
-    database: { client: 'sqlite', connection: null },
-    server: { hostname: 'mail.bench.test' },
-    http: { host: '127.0.0.1', port: 0 },
-    log: { level: 'silent' },
-  },
-});
+const { config, cleanUp } = benchConfig({ http: { host: '127.0.0.1', port: 0 } });
 const server = await startServer(config, { roles: ['api'], overrides: { log: createLogger('silent') } });
 const { services } = server;
-const { workspace, apiKey } = await services.tenancy.createWorkspace(`bench${Date.now()}`);
-await services.tenancy.setLimits(workspace.name, { perMinute: 1_000_000, perHour: 10_000_000 });
-const domain = `bench${workspace.id}.test`;
-await services.domains.add(workspace.id, domain);
-await services.domains.forceVerify(null, domain);
+const { apiKey, domain } = await benchSender(services);
 
 const body = (filler: string) =>
   JSON.stringify({ from: `news@${domain}`, to: Array.from({ length: 1000 }, () => `a${filler}b <u@dest.example>`), subject: 'Hi', text: 'Hello' });
@@ -67,4 +50,4 @@ console.log(
   }),
 );
 await server.close();
-rmSync(dataDir, { recursive: true, force: true });
+cleanUp();

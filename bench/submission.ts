@@ -14,19 +14,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../src/config/load.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { startServer } from '../src/main.ts';
 import { startTestDns } from '../test/helpers/dns-server.ts';
+import { benchConfig, benchPgUrl as pg, benchSender } from './setup.ts';
 
 const args = process.argv.slice(2);
 const extra = args.includes('--') ? args.slice(args.indexOf('--') + 1) : [];
 const [total, sessions, bytes] = [Number(args[0] ?? 2000), Number(args[1] ?? 20), Number(args[2] ?? 5120)];
-const pg = process.env.MAILSVC_BENCH_PG_URL;
 const SOURCE = '/usr/sbin/smtp-source';
 const SINK = '/usr/sbin/smtp-sink';
 
@@ -113,31 +109,20 @@ const reference = await smtpSink(referencePort);
 const referenceSeconds = await source(referencePort, 'news@bench.test', 'user@dest.test');
 reference.kill();
 
-const dataDir = mkdtempSync(join(tmpdir(), 'mailsvc-bench-'));
-const config = loadConfig({
-  env: {},
-  overrides: {
-    dataDir,
-    database: pg ? { client: 'pg', connection: pg } : { client: 'sqlite', connection: null },
-    server: { hostname: 'mail.bench.test' },
-    log: { level: 'silent' },
-    dns: { servers: [dns.address], timeout: 2 },
-    submission: { host: '127.0.0.1', port: 0, tlsPort: 0 },
-    delivery: { port: mxPort },
-  },
+const { config, cleanUp } = benchConfig({
+  dns: { servers: [dns.address], timeout: 2 },
+  submission: { host: '127.0.0.1', port: 0, tlsPort: 0 },
+  delivery: { port: mxPort },
 });
 const server = await startServer(config, { roles: ['submission', 'delivery'], overrides: { log: createLogger('silent') } });
 const { services } = server;
-const { workspace, apiKey } = await services.tenancy.createWorkspace(`bench${Date.now()}`);
-await services.tenancy.setLimits(workspace.name, { perMinute: 10_000_000, perHour: 10_000_000 });
-await services.domains.add(workspace.id, 'bench.test');
-await services.domains.forceVerify(null, 'bench.test');
+const { apiKey, domain } = await benchSender(services);
 
 const mx = await smtpSink(mxPort, total);
 const relay = authRelay(server.roles.submission!.ports.submission, apiKey);
 await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', () => resolve()));
 const started = process.hrtime.bigint();
-const acceptedSeconds = await source((relay.address() as AddressInfo).port, 'news@bench.test', 'user@dest.test');
+const acceptedSeconds = await source((relay.address() as AddressInfo).port, `news@${domain}`, 'user@dest.test');
 await once(mx, 'exit');
 const deliveredSeconds = Number(process.hrtime.bigint() - started) / 1e9;
 
@@ -161,4 +146,4 @@ console.log(
 relay.close();
 await server.close();
 await dns.close();
-rmSync(dataDir, { recursive: true, force: true });
+cleanUp();

@@ -9,22 +9,18 @@
  *
  * MAILSVC_BENCH_PG_URL runs it on PostgreSQL.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../src/config/load.ts';
 import { recordEvent } from '../src/events/record.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { createServices } from '../src/services.ts';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 import { configuredPoster } from '../src/webhooks/post.ts';
 import { messageWith } from '../test/helpers/db.ts';
+import { benchConfig, benchPgUrl as pg } from './setup.ts';
 
 const total = Number(process.argv[2] ?? 5000);
 const endpointCount = Number(process.argv[3] ?? 1);
-const pg = process.env.MAILSVC_BENCH_PG_URL;
 
 let received = 0;
 let onReceived: () => void = () => undefined;
@@ -39,17 +35,7 @@ const receiver = createServer((req, res) => {
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
 const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
-const dataDir = mkdtempSync(join(tmpdir(), 'mailsvc-bench-'));
-const config = loadConfig({
-  env: {},
-  overrides: {
-    dataDir,
-    database: pg ? { client: 'pg', connection: pg } : { client: 'sqlite', connection: null },
-    server: { hostname: 'mail.bench.test' },
-    log: { level: 'silent' },
-    webhooks: { allowPrivateAddresses: true },
-  },
-});
+const { config, cleanUp } = benchConfig({ webhooks: { allowPrivateAddresses: true } });
 const services = await createServices(config, { log: createLogger('silent') });
 const { db, clock } = services;
 if (pg) await db.raw('TRUNCATE workspaces RESTART IDENTITY CASCADE');
@@ -108,4 +94,4 @@ console.log(
 );
 await services.close();
 receiver.close();
-rmSync(dataDir, { recursive: true, force: true });
+cleanUp();
