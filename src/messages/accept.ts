@@ -129,8 +129,8 @@ export class AcceptService {
         scheduled_at: m.scheduledAt,
       },
       recipients,
+      m.messageId === undefined ? (newId) => `<${newId}.${randomBytes(8).toString('hex')}@${m.from.domain}>` : undefined,
     );
-    if (m.messageId === undefined) await messagesRepo.setMessageId(tx, id, `<${id}.${randomBytes(8).toString('hex')}@${m.from.domain}>`);
     await usageRepo.add(tx, principal.workspaceId, utcDay(now), m.stream, statuses.filter((s) => s !== 'suppressed').length);
 
     const result: AcceptResult = { status: 201, body: { id, stream: m.stream }, replayed: false };

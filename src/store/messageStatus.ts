@@ -31,11 +31,14 @@ const DERIVED = `(select case
  * one message, the second to take the lock sees the first one's committed recipient and
  * writes the final status. SQLite's single writer gives the same order for free.
  */
+/** The derived status of the `messages` row being updated, as an SQL expression. */
+export const derivedStatus = (tx: Tx) => tx.raw(DERIVED);
+
 export async function deriveMessageStatuses(tx: Tx, messageIds: Iterable<number>): Promise<void> {
   const ids = [...new Set(messageIds)].sort((a, b) => a - b);
   for (let i = 0; i < ids.length; i += 500) {
     const chunk = ids.slice(i, i + 500);
     if (isPg(tx)) await tx('messages').whereIn('id', chunk).orderBy('id').forUpdate().select('id');
-    await tx('messages').whereIn('id', chunk).update({ status: tx.raw(DERIVED) });
+    await tx('messages').whereIn('id', chunk).update({ status: derivedStatus(tx) });
   }
 }

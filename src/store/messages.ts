@@ -1,5 +1,5 @@
 import { insertedId, type Conn, type Tx } from './db.ts';
-import { deriveMessageStatuses } from './messageStatus.ts';
+import { deriveMessageStatuses, derivedStatus } from './messageStatus.ts';
 import type { MessageStatus, RecipientStatus } from '../messages/status.ts';
 
 export interface MessageRow {
@@ -57,15 +57,24 @@ const FINAL: MessageStatus[] = ['delivered', 'partial', 'bounced', 'failed', 'su
 
 export const messagesRepo = {
   /** A message and its recipients; the message's status is derived from theirs. */
-  async insert(tx: Tx, row: Omit<MessageRow, 'id' | 'status'>, recipients: Omit<RecipientRow, 'id' | 'message_id'>[]): Promise<number> {
+  /**
+   * Inserts a message with its recipients and derives its status; `messageIdFor` names the
+   * Message-ID header once the id is known. No other transaction can see the new row yet, so
+   * one unlocked update does both.
+   */
+  async insert(
+    tx: Tx,
+    row: Omit<MessageRow, 'id' | 'status'>,
+    recipients: Omit<RecipientRow, 'id' | 'message_id'>[],
+    messageIdFor?: (id: number) => string,
+  ): Promise<number> {
     const [inserted] = await tx('messages').insert({ ...row, status: 'queued' }).returning('id');
     const id = insertedId(inserted);
     if (recipients.length > 0) await tx('recipients').insert(recipients.map((r) => ({ ...r, message_id: id })));
-    await deriveMessageStatuses(tx, [id]);
+    await tx('messages')
+      .where({ id })
+      .update({ status: derivedStatus(tx), ...(messageIdFor ? { message_id_header: messageIdFor(id) } : {}) });
     return id;
-  },
-  async setMessageId(db: Conn, id: number, header: string): Promise<void> {
-    await db('messages').where({ id }).update({ message_id_header: header });
   },
   byId: (db: Conn, id: number): Promise<MessageRow | undefined> => db('messages').where({ id }).first(),
   recipients: (db: Conn, messageId: number): Promise<RecipientRow[]> => db('recipients').where({ message_id: messageId }).orderBy('id'),
