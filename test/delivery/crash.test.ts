@@ -1,15 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { loadConfig } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createServices } from '../../src/services.ts';
 import { CLI } from '../helpers/cli.ts';
-import { startTestDns } from '../helpers/dns-server.ts';
-import { startSmtpSink } from '../helpers/smtp-sink.ts';
-import { scratchStore, STORES } from '../helpers/stores.ts';
+import { STORES } from '../helpers/stores.ts';
+import { crashConfigFile, crashDestination, crashSender } from '../helpers/crash.ts';
 
 const MESSAGES = 500;
 
@@ -35,38 +32,18 @@ async function serve(configFile: string): Promise<{ child: ChildProcess; port: n
 
 describe.each(STORES)('crash safety (%s)', (kind) => {
   it('SIGKILL mid-delivery, restart: every one of 500 recipients arrives, none more than twice, all delivered', { timeout: 90_000 }, async () => {
-    const dns = await startTestDns();
+    const { dns, sink } = await crashDestination();
     // Each transaction waits 40 ms before its 250, so the kill lands while many are in flight.
-    const sink = await startSmtpSink({ waitTimeoutMs: 60_000 });
-    onTestFinished(async () => {
-      await sink.close();
-      await dns.close();
-    });
-    dns.set('dest.test', 'MX', { exchange: 'mx.dest.test', priority: 10 });
-    dns.set('mx.dest.test', 'A', '127.0.0.1');
     const addresses = Array.from({ length: MESSAGES }, (_, i) => `user${i}@dest.test`);
     for (const a of addresses) sink.script(a, [{ data: { stallMs: 40 } }]);
 
-    const store = await scratchStore(kind);
-    onTestFinished(() => store.drop());
-    const settings = {
-      ...store.config,
-      server: { hostname: 'mail.crash.test' },
-      http: { host: '127.0.0.1' },
+    const configFile = await crashConfigFile(kind, {
       log: { level: 'info' },
       dns: { servers: [dns.address], timeout: 1 },
       // A short lease so the restarted process takes the dead one's rows back within seconds.
       delivery: { port: sink.port, leaseSeconds: 2, maxConnectionsPerHost: 4 },
-    };
-    const configFile = join(store.dataDir, 'config.json');
-    writeFileSync(configFile, JSON.stringify(settings));
-
-    const setup = await createServices(loadConfig({ file: configFile, env: {} }), { log: createLogger('silent') });
-    const { apiKey } = await setup.tenancy.createWorkspace('crash');
-    await setup.tenancy.setLimits('crash', { perMinute: 100_000, perHour: 1_000_000 });
-    await setup.domains.add((await setup.tenancy.workspaceByName('crash')).id, 'acme.test');
-    await setup.domains.forceVerify(null, 'acme.test');
-    await setup.close();
+    });
+    const apiKey = await crashSender(configFile);
 
     const first = await serve(configFile);
     const post = async (to: string) => {

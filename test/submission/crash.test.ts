@@ -1,51 +1,26 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { loadConfig } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createServices } from '../../src/services.ts';
-import { startTestDns } from '../helpers/dns-server.ts';
 import { spawnServe } from '../helpers/process.ts';
-import { startSmtpSink } from '../helpers/smtp-sink.ts';
-import { scratchStore, STORES } from '../helpers/stores.ts';
+import { STORES } from '../helpers/stores.ts';
+import { crashConfigFile, crashDestination, crashSender } from '../helpers/crash.ts';
 import { queuedId } from './env.ts';
 
 const CLIENTS = 4;
 
 describe.each(STORES)('submission crash safety (%s)', (kind) => {
   it('SIGKILL right after a 250: every message answered 250 is there after the restart and is delivered', { timeout: 120_000 }, async () => {
-    const dns = await startTestDns();
-    const sink = await startSmtpSink({ waitTimeoutMs: 60_000 });
-    onTestFinished(async () => {
-      await sink.close();
-      await dns.close();
+    const { dns, sink } = await crashDestination();
+    const configFile = await crashConfigFile(kind, {
+      submission: { host: '127.0.0.1', port: 0, tlsPort: 0 },
+      inbound: { host: '127.0.0.1', port: 0 },
+      dns: { servers: [dns.address], timeout: 1 },
+      delivery: { port: sink.port, leaseSeconds: 2 },
     });
-    dns.set('dest.test', 'MX', { exchange: 'mx.dest.test', priority: 10 });
-    dns.set('mx.dest.test', 'A', '127.0.0.1');
-
-    const store = await scratchStore(kind);
-    onTestFinished(() => store.drop());
-    const configFile = join(store.dataDir, 'config.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        ...store.config,
-        server: { hostname: 'mail.crash.test' },
-        http: { host: '127.0.0.1' },
-        submission: { host: '127.0.0.1', port: 0, tlsPort: 0 },
-        inbound: { host: '127.0.0.1', port: 0 },
-        dns: { servers: [dns.address], timeout: 1 },
-        delivery: { port: sink.port, leaseSeconds: 2 },
-      }),
-    );
-    const setup = await createServices(loadConfig({ file: configFile, env: {} }), { log: createLogger('silent') });
-    const { apiKey } = await setup.tenancy.createWorkspace('crash');
-    await setup.tenancy.setLimits('crash', { perMinute: 100_000, perHour: 1_000_000 });
-    await setup.domains.add((await setup.tenancy.workspaceByName('crash')).id, 'acme.test');
-    await setup.domains.forceVerify(null, 'acme.test');
-    await setup.close();
+    const apiKey = await crashSender(configFile);
 
     // Submission first, so its port is in the log by the time the API's line is.
     const first = await spawnServe(configFile, ['--roles', 'submission,api']);

@@ -1,5 +1,3 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { loadConfig } from '../../src/config/load.ts';
 import { recordEvent } from '../../src/events/record.ts';
@@ -8,7 +6,8 @@ import { createServices } from '../../src/services.ts';
 import { messageWith } from '../helpers/db.ts';
 import { startTestDns } from '../helpers/dns-server.ts';
 import { spawnServe } from '../helpers/process.ts';
-import { scratchStore, STORES } from '../helpers/stores.ts';
+import { STORES } from '../helpers/stores.ts';
+import { crashConfigFile } from '../helpers/crash.ts';
 import { signatureValid, startReceiver } from './receiver.ts';
 import { until } from './world.ts';
 
@@ -22,20 +21,11 @@ describe.each(STORES)('webhook crash safety (%s)', (kind) => {
     // the event is recorded and claimed but not yet POSTed.
     dns.drop('hooks.crash.test');
 
-    const store = await scratchStore(kind);
-    onTestFinished(() => store.drop());
-    const configFile = join(store.dataDir, 'config.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        ...store.config,
-        server: { hostname: 'mail.crash.test' },
-        http: { host: '127.0.0.1' },
-        dns: { servers: [dns.address], timeout: 5 },
-        delivery: { leaseSeconds: 2 },
-        webhooks: { allowPrivateAddresses: true },
-      }),
-    );
+    const configFile = await crashConfigFile(kind, {
+      dns: { servers: [dns.address], timeout: 5 },
+      delivery: { leaseSeconds: 2 },
+      webhooks: { allowPrivateAddresses: true },
+    });
     const services = await createServices(loadConfig({ file: configFile, env: {} }), { log: createLogger('silent') });
     onTestFinished(() => services.close());
     const { db } = services;
