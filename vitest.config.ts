@@ -7,6 +7,7 @@ const TIMED = [
   'test/api/fuzz.test.ts',
   'test/bounces/linear.test.ts',
   'test/cli/cli.test.ts',
+  'test/console/messages.test.ts',
   'test/delivery/crash.test.ts',
   'test/delivery/smtp-transport.test.ts',
   'test/inbound/fuzz.test.ts',

@@ -1,5 +1,5 @@
 // Whether dist/ (see bin/build.mjs) is current: its stamp, dist/.built, is at least as new as
-// every file and folder under src/ and as the lockfile of the installed packages (dist/vendor/
+// every file and folder under src/ and console/ and as the lockfile of the installed packages (dist/vendor/
 // holds copies of some). Folders count so that a deleted source file makes the build stale too.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export function buildIsCurrent(root = ROOT) {
   const stamp = statSync(join(root, 'dist', '.built'), { throwIfNoEntry: false });
   if (!stamp) return false;
-  const src = join(root, 'src');
-  const inputs = [src, ...readdirSync(src, { recursive: true }).map((p) => join(src, p)), join(root, 'node_modules', '.package-lock.json')];
+  const dirs = [join(root, 'src'), join(root, 'console')];
+  const inputs = [...dirs.flatMap((dir) => [dir, ...readdirSync(dir, { recursive: true }).map((p) => join(dir, p))]), join(root, 'node_modules', '.package-lock.json')];
   return inputs.every((p) => (statSync(p, { throwIfNoEntry: false })?.mtimeMs ?? 0) <= stamp.mtimeMs);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Compiles src/ to dist/ ahead of time so the CLI starts without compiling TypeScript.
-// One output file per source file: relative `.ts` specifiers become `.js`, packages stay
+// The web console (console/) is bundled into dist/public/. One output file per source file: relative `.ts` specifiers become `.js`, packages stay
 // external, except two that every command loads and that Node would otherwise read as hundreds
 // of small files (knex with lodash's one-function-per-file modules, TypeBox's ESM build): each
 // is bundled once into dist/vendor/, and the imports of src/ point there.
@@ -10,7 +10,7 @@
 // The build is written to a fresh folder and swapped in, so a CLI starting meanwhile sees either
 // the old build or the new one. `--if-stale` builds only when dist/ is not current.
 import { build } from 'esbuild';
-import { readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { buildIsCurrent, ROOT as root } from './build-state.mjs';
 
@@ -88,6 +88,20 @@ try {
     format: 'esm',
     plugins: [sourceImports],
   });
+  // The web console's browser code: one bundle for the page, with its HTML and stylesheet.
+  await build({
+    entryPoints: [join(root, 'console', 'main.ts')],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    sourcemap: true,
+    logLevel: 'warning',
+    outfile: join(out, 'public', 'console.js'),
+  });
+  mkdirSync(join(out, 'public'), { recursive: true });
+  for (const file of ['index.html', 'console.css']) copyFileSync(join(root, 'console', file), join(out, 'public', file));
 } catch (err) {
   rmSync(out, { recursive: true, force: true });
   throw err;

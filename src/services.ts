@@ -21,6 +21,7 @@ import { migrate } from './store/migrate.ts';
 import { rateLimits } from './store/rateLimits.ts';
 import type { Principal } from './tenancy/principal.ts';
 import { TenancyService } from './tenancy/service.ts';
+import { ConsoleSessions } from './console/session.ts';
 
 export interface ServiceOverrides {
   clock?: Clock;
@@ -53,6 +54,8 @@ export interface Services {
   webhookHosts: HostResolver;
   /** The sandbox inbox: what delivery captured in `delivery.mode: sandbox`. */
   sandbox: SandboxInbox;
+  /** Signed session cookies of the web console. */
+  consoleSessions: ConsoleSessions;
   rateLimit(principal: Principal): Promise<RateDecision>;
   close(): Promise<void>;
 }
@@ -68,6 +71,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   await migrate(db);
   const committer = new GroupCommitter(db);
   const keyring = await loadTokenKeyring(db, clock);
+  const consoleKeyring = await loadTokenKeyring(db, clock, 'console');
   let metrics: Metrics | undefined;
   const webhookHosts = hostResolver(dns, config.dns.servers.length > 0);
   return {
@@ -97,6 +101,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     webhooks: new WebhookService({ db, clock, resolve: webhookHosts, allowPrivateAddresses: config.webhooks.allowPrivateAddresses }),
     webhookHosts,
     sandbox: new SandboxInbox({ db }),
+    consoleSessions: new ConsoleSessions({ keyring: consoleKeyring, clock }),
     // Counted in the shared group commit: a request's count costs no fsync of its own.
     rateLimit: (principal) => committer.run((tx) => rateLimits.hit(tx, principal.keyId, clock.now(), windowsFor(principal.limits))),
     close: () => db.destroy(),

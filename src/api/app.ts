@@ -17,6 +17,7 @@ import { sandboxRoutes } from './routes/v1/sandbox.ts';
 import { webhookRoutes } from './routes/v1/webhooks.ts';
 import { operationalRoutes } from './routes/operational.ts';
 import { trackingRoutes } from './routes/tracking.ts';
+import { consoleRoutes } from './routes/console.ts';
 
 export interface AppOptions {
   /** A pino logger for request logs; none by default (tests). */
@@ -64,6 +65,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   await app.register(operationalRoutes(services));
   await app.register(trackingRoutes(services));
+  await app.register(consoleRoutes(services));
 
   await app.register(
     async (v1) => {
@@ -72,6 +74,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         installAuth(authed, {
           authenticate: (token) => services.tenancy.authenticate(token),
           rateLimit: (principal) => services.rateLimit(principal),
+          console: { sessions: services.consoleSessions, principalOfKey: (id) => services.tenancy.principalOfKey(id) },
         });
         await authed.register(domainRoutes(services.domains));
         await authed.register(apiKeyRoutes(services.tenancy));

@@ -28,6 +28,13 @@ export const apiKeys = {
       .where({ 'api_keys.key_hash': keyHash })
       .whereNull('api_keys.revoked_at')
       .first('api_keys.*', 'workspaces.rate_per_minute', 'workspaces.rate_per_hour'),
+  /** The live key with this id, joined with its workspace's limits (a console session names its key by id). */
+  liveById: (db: Conn, id: number): Promise<AuthenticatedKeyRow | undefined> =>
+    db('api_keys')
+      .join('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+      .where({ 'api_keys.id': id })
+      .whereNull('api_keys.revoked_at')
+      .first('api_keys.*', 'workspaces.rate_per_minute', 'workspaces.rate_per_hour'),
   byId: (db: Conn, id: number): Promise<ApiKeyRow | undefined> => db('api_keys').where({ id }).first(),
   list: (db: Conn, workspaceId?: number): Promise<ApiKeyRow[]> => {
     const q = db('api_keys').orderBy('id');

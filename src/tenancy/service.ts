@@ -2,7 +2,7 @@ import { invalid, notFound, conflict, unauthorized } from '../core/errors.ts';
 import type { Clock } from '../core/ports.ts';
 import { iso, isoOrNull } from '../core/time.ts';
 import type { Db } from '../store/db.ts';
-import { apiKeys, type ApiKeyRow } from '../store/apiKeys.ts';
+import { apiKeys, type ApiKeyRow, type AuthenticatedKeyRow } from '../store/apiKeys.ts';
 import { workspaces, type WorkspaceRow } from '../store/workspaces.ts';
 import { domainsRepo } from '../store/domains.ts';
 import { API_KEY_PATTERN, generateApiKey, hashApiKey, keyPrefix, sameHash } from './keys.ts';
@@ -129,11 +129,20 @@ export class TenancyService {
     const hash = hashApiKey(token);
     const row = await apiKeys.byHash(this.deps.db, hash);
     if (!row || !sameHash(row.key_hash, hash)) throw unauthorized();
-    return {
-      keyId: row.id,
-      workspaceId: row.workspace_id,
-      domain: row.domain,
-      limits: { perMinute: row.rate_per_minute, perHour: row.rate_per_hour },
-    };
+    return principalOf(row);
+  }
+
+  /** The principal of a console session's key; a revoked key ends its sessions with the one 401. */
+  async principalOfKey(keyId: number): Promise<Principal> {
+    const row = await apiKeys.liveById(this.deps.db, keyId);
+    if (!row) throw unauthorized();
+    return principalOf(row);
   }
 }
+
+const principalOf = (row: AuthenticatedKeyRow): Principal => ({
+  keyId: row.id,
+  workspaceId: row.workspace_id,
+  domain: row.domain,
+  limits: { perMinute: row.rate_per_minute, perHour: row.rate_per_hour },
+});

@@ -1,0 +1,44 @@
+import type { Session } from './api.ts';
+import { messageList } from './screens/messages.ts';
+import { messagePage } from './screens/message.ts';
+
+/** Renders into `main`; may return a function that stops its background work. */
+export type Render = (main: HTMLElement, params: Params, session: Session) => Promise<(() => void) | void>;
+
+export interface Params {
+  id?: string;
+  query: URLSearchParams;
+}
+
+export interface Screen {
+  path: string;
+  title: string;
+  render: Render;
+  /** Whether the navigation lists it for this session. */
+  shown(session: Session): boolean;
+  /** The page of one item, at `<path>/<id>`. */
+  item?: Render;
+}
+
+const always = () => true;
+const workspaceKey = (s: Session) => s.scope === 'workspace';
+
+export const SCREENS: Screen[] = [
+  { path: 'messages', title: 'Messages', render: messageList, item: messagePage, shown: always },
+];
+
+/** `#/messages/12?x=y` → the messages screen's item page with id 12. */
+export function routeFor(hash: string): { screen: Screen | null; params: Params } {
+  const [path, search = ''] = hash.replace(/^#\/?/, '').split('?');
+  const [name, id] = path.split('/');
+  const query = new URLSearchParams(search);
+  const screen = SCREENS.find((s) => s.path === (name || SCREENS[0].path)) ?? null;
+  if (!screen) return { screen: null, params: { query } };
+  if (id !== undefined) {
+    if (!screen.item || !/^[1-9]\d{0,15}$/.test(id)) return { screen: null, params: { query } };
+    return { screen: { ...screen, render: screen.item }, params: { id, query } };
+  }
+  return { screen, params: { query } };
+}
+
+export { workspaceKey };

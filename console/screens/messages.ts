@@ -1,0 +1,59 @@
+import { api, query, type Page } from '../api.ts';
+import { field, h, link, notice, replace, select, statusBadge, table, when } from '../dom.ts';
+import type { Render } from '../routes.ts';
+import type { EmailSummary } from '../types.ts';
+
+const STATUSES = ['scheduled', 'queued', 'sending', 'deferred', 'delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'];
+/** The first page refreshes itself this often while it is shown, so new mail appears within 2 s. */
+const LIVE_MS = 1500;
+
+export const messageList: Render = async (main, params) => {
+  const q = params.query;
+  const filters = { status: q.get('status') ?? '', stream: q.get('stream') ?? '', recipient: q.get('recipient') ?? '' };
+  const cursor = q.get('cursor');
+
+  const status = select('status', [['', 'Any status'], ...STATUSES.map((s): [string, string] => [s, s])], filters.status);
+  const stream = select('stream', [['', 'Both streams'], ['transactional', 'transactional'], ['broadcast', 'broadcast']], filters.stream);
+  const recipient = h('input', { type: 'search', name: 'recipient', value: filters.recipient, placeholder: 'someone@example.com' });
+  const form = h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter messages' }, field('Status', status), field('Stream', stream), field('Recipient', recipient), h('button', { type: 'submit' }, 'Filter'));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    location.hash = `#/messages${query({ status: status.value, stream: stream.value, recipient: recipient.value.trim() })}`;
+  });
+
+  const results = h('div', { 'aria-live': 'polite' });
+  replace(main, h('h1', {}, 'Messages'), form, results);
+
+  const load = async () => {
+    const page = await api.get<Page<EmailSummary>>(`/emails${query({ ...filters, cursor, limit: 50 })}`);
+    const rows = page.data.map((m) => [
+      link(`/messages/${m.id}`, `#${m.id}`),
+      h('span', { class: 'subject' }, m.subject),
+      m.to.concat(m.cc, m.bcc).join(', '),
+      statusBadge(m.status),
+      m.stream,
+      when(m.created_at),
+    ]);
+    const next = page.next_cursor ? link(`/messages${query({ ...filters, cursor: page.next_cursor })}`, 'Older messages →') : null;
+    replace(
+      results,
+      rows.length ? table(['Id', 'Subject', 'Recipients', 'Status', 'Stream', 'Created'], rows, cursor ? 'Older messages' : 'Newest first') : notice('No message matches.'),
+      h('p', { class: 'pager' }, cursor ? link(`/messages${query(filters)}`, '← Newest') : null, ' ', next),
+    );
+  };
+  await load();
+  if (cursor) return;
+  // Only the newest page moves; a later page is a fixed slice of the past.
+  let stopped = false;
+  let timer = 0;
+  const tick = async () => {
+    if (stopped) return;
+    if (document.visibilityState === 'visible') await load().catch(() => undefined);
+    if (!stopped) timer = window.setTimeout(tick, LIVE_MS);
+  };
+  timer = window.setTimeout(tick, LIVE_MS);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+};

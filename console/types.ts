@@ -1,0 +1,38 @@
+/** The API's shapes the screens read (see GET /api/v1/openapi.json). */
+export interface EmailSummary {
+  id: number;
+  stream: string;
+  status: string;
+  from: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  subject: string;
+  created_at: string;
+  scheduled_at: string | null;
+}
+
+export interface EventPayload {
+  event: string;
+  occurred_at: string;
+  email_id: number;
+  recipient: string;
+  bounce_type?: string;
+  url?: string;
+  provider?: { response?: string; reporting_mta?: string; [k: string]: unknown };
+}
+
+export interface Email extends EmailSummary {
+  message_id: string | null;
+  reply_to: string[];
+  tags: { name: string; value: string }[];
+  recipients: { address: string; status: string; attempts: number; last_response: string | null; updated_at: string }[];
+  events: EventPayload[];
+}
+
+export interface EmailContent {
+  headers: { name: string; value: string }[];
+  html: string | null;
+  text: string | null;
+  raw: string | null;
+}
