@@ -1,6 +1,8 @@
 import type { Session } from './api.ts';
 import { messageList } from './screens/messages.ts';
 import { messagePage } from './screens/message.ts';
+import { suppressionsScreen } from './screens/suppressions.ts';
+import { webhookPage, webhooksScreen } from './screens/webhooks.ts';
 
 /** Renders into `main`; may return a function that stops its background work. */
 export type Render = (main: HTMLElement, params: Params, session: Session) => Promise<(() => void) | void>;
@@ -25,6 +27,8 @@ const workspaceKey = (s: Session) => s.scope === 'workspace';
 
 export const SCREENS: Screen[] = [
   { path: 'messages', title: 'Messages', render: messageList, item: messagePage, shown: always },
+  { path: 'suppressions', title: 'Suppressions', render: suppressionsScreen, shown: always },
+  { path: 'webhooks', title: 'Webhooks', render: webhooksScreen, item: webhookPage, shown: workspaceKey },
 ];
 
 /** `#/messages/12?x=y` → the messages screen's item page with id 12. */
@@ -41,4 +45,3 @@ export function routeFor(hash: string): { screen: Screen | null; params: Params 
   return { screen, params: { query } };
 }
 
-export { workspaceKey };

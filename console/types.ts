@@ -31,8 +31,40 @@ export interface Email extends EmailSummary {
 }
 
 export interface EmailContent {
+  available: boolean;
   headers: { name: string; value: string }[];
   html: string | null;
   text: string | null;
   raw: string | null;
+}
+
+export interface Suppression {
+  address: string;
+  stream: string;
+  reason: string;
+  email_id: number | null;
+  created_at: string;
+}
+
+export interface Webhook {
+  id: number;
+  url: string;
+  events: string[];
+  status: string;
+  failure_count: number;
+  last_success_at: string | null;
+  secret: string;
+  created_at: string;
+}
+
+export interface WebhookAttempt {
+  id: number;
+  event: string;
+  email_id: number;
+  attempt: number;
+  response_code: number | null;
+  response_body: string | null;
+  error: string | null;
+  duration_ms: number;
+  created_at: string;
 }

@@ -1,7 +1,34 @@
 import { api } from '../api.ts';
 import { h, link, replace, statusBadge, table, when } from '../dom.ts';
 import type { Render } from '../routes.ts';
-import type { Email } from '../types.ts';
+import type { Email, EmailContent } from '../types.ts';
+
+/** The policy inside the preview frame, on top of the page's: no script, no remote load. */
+const FRAME_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'";
+
+/**
+ * The message's HTML in a frame with no script, no origin of its own (so it cannot read the
+ * console's cookies or call its API) and no remote loads (a tracking pixel would tell the sender).
+ * The HTML is set as the frame's document source (srcdoc), never parsed into the console's page.
+ */
+function htmlFrame(html: string): HTMLIFrameElement {
+  const frame = h('iframe', { class: 'email-html', title: 'HTML part of the message', sandbox: '', referrerpolicy: 'no-referrer', loading: 'lazy' });
+  frame.srcdoc = `<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${FRAME_CSP}"><base target="_blank">${html}`;
+  return frame;
+}
+
+function contentSection(c: EmailContent): HTMLElement {
+  if (!c.available) return h('p', { class: 'muted' }, 'The body of this message was removed by retention; its status and events remain.');
+  return h(
+    'div',
+    {},
+    h('h3', {}, 'Headers'),
+    table(['Field', 'Value'], c.headers.map((f) => [f.name, h('span', { class: 'reply' }, f.value)])),
+    c.html !== null ? [h('h3', {}, 'HTML'), htmlFrame(c.html)] : null,
+    c.text !== null ? [h('h3', {}, 'Text'), h('pre', { class: 'text-part' }, c.text)] : null,
+    h('details', {}, h('summary', {}, 'Raw MIME'), h('pre', { class: 'raw' }, c.raw ?? '')),
+  );
+}
 
 function eventLine(e: Email['events'][number]): HTMLElement {
   const provider = e.provider ?? {};
@@ -20,7 +47,7 @@ function eventLine(e: Email['events'][number]): HTMLElement {
 }
 
 export const messagePage: Render = async (main, params) => {
-  const m = await api.get<Email>(`/emails/${params.id}`);
+  const [m, content] = await Promise.all([api.get<Email>(`/emails/${params.id}`), api.get<EmailContent>(`/emails/${params.id}/content`)]);
   const facts: [string, string | HTMLElement][] = [
     ['Status', statusBadge(m.status)],
     ['Stream', m.stream],
@@ -41,5 +68,6 @@ export const messagePage: Render = async (main, params) => {
       table(['Address', 'Status', 'Attempts', 'Last reply', 'Updated'], m.recipients.map((r) => [r.address, statusBadge(r.status), String(r.attempts), h('span', { class: 'reply' }, r.last_response ?? '—'), when(r.updated_at)]))),
     h('section', { 'aria-labelledby': 'events-title' }, h('h2', { id: 'events-title' }, 'Events'),
       m.events.length ? h('ol', { class: 'timeline' }, m.events.map(eventLine)) : h('p', { class: 'muted' }, 'No event yet.')),
+    h('section', { 'aria-labelledby': 'content-title' }, h('h2', { id: 'content-title' }, 'Message'), contentSection(content)),
   );
 };

@@ -15,6 +15,7 @@ import { suppressionRoutes } from './routes/v1/suppressions.ts';
 import { usageRoutes } from './routes/v1/usage.ts';
 import { sandboxRoutes } from './routes/v1/sandbox.ts';
 import { webhookRoutes } from './routes/v1/webhooks.ts';
+import { sendTestEvent } from '../webhooks/test-event.ts';
 import { operationalRoutes } from './routes/operational.ts';
 import { trackingRoutes } from './routes/tracking.ts';
 import { consoleRoutes } from './routes/console.ts';
@@ -81,7 +82,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         await authed.register(emailRoutes(services));
         await authed.register(suppressionRoutes(services.suppressions));
         await authed.register(usageRoutes(services.usage));
-        await authed.register(webhookRoutes(services.webhooks));
+        await authed.register(webhookRoutes(services.webhooks, (endpoint) => sendTestEvent(services, endpoint)));
         await authed.register(sandboxRoutes({ inbox: services.sandbox, enabled: config.delivery.mode === 'sandbox' }));
       });
     },

@@ -10,7 +10,8 @@ import { messageDetail } from './views.ts';
 export class MessageQueries {
   constructor(private readonly deps: { db: Db; clock: Clock }) {}
 
-  private async visible(principal: Principal, id: number): Promise<MessageRow> {
+  /** The message, if the caller's key may see it; otherwise the one 404. */
+  async visible(principal: Principal, id: number): Promise<MessageRow> {
     const row = await messagesRepo.byId(this.deps.db, id);
     if (!row || row.workspace_id !== principal.workspaceId) throw notFound();
     if (principal.domain !== null && row.domain !== principal.domain) throw notFound();

@@ -20,6 +20,8 @@ export interface SuppressionFilter {
   /** Domain-scoped keys see only entries caused by their domain's mail. */
   domain?: string | null;
   afterId?: number;
+  /** Only addresses containing this text (addresses are kept in lower case). */
+  search?: string;
   limit: number;
 }
 
@@ -49,6 +51,7 @@ export const suppressionsRepo = {
     if (f.stream) q.where({ stream: f.stream });
     if (f.domain) q.where({ domain: f.domain });
     if (f.afterId) q.where('id', '>', f.afterId);
+    if (f.search) q.whereRaw("address like ? escape '\\'", [`%${f.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`]);
     return q;
   },
   async remove(db: Conn, workspaceId: number, stream: Stream, address: string): Promise<boolean> {

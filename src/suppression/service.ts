@@ -58,12 +58,13 @@ export class SuppressionService {
     return row;
   }
 
-  list(workspaceId: number, opts: { stream?: string; domain?: string | null; afterId?: number; limit: number }) {
+  list(workspaceId: number, opts: { stream?: string; domain?: string | null; afterId?: number; search?: string; limit: number }) {
     return suppressionsRepo.list(this.deps.db, {
       workspaceId,
       stream: opts.stream === undefined ? undefined : checkStream(opts.stream),
       domain: opts.domain,
       afterId: opts.afterId,
+      search: opts.search,
       limit: opts.limit,
     });
   }
@@ -81,10 +82,10 @@ export class SuppressionService {
   }
 
   /** Every entry, for export. */
-  async all(workspaceId: number, stream?: string): Promise<SuppressionRow[]> {
+  async all(workspaceId: number, stream?: string, domain: string | null = null): Promise<SuppressionRow[]> {
     const out: SuppressionRow[] = [];
     for (;;) {
-      const page = await this.list(workspaceId, { stream, afterId: out.at(-1)?.id, limit: 1000 });
+      const page = await this.list(workspaceId, { stream, domain, afterId: out.at(-1)?.id, limit: 1000 });
       out.push(...page);
       if (page.length < 1000) return out;
     }

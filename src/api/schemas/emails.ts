@@ -81,3 +81,14 @@ export const ListEmailsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const EmailContent = Type.Object(
+  {
+    available: Type.Boolean({ description: 'false once retention pruned the body' }),
+    headers: Type.Array(Type.Object({ name: Type.String(), value: Type.String() }), { description: 'the header fields as sent, before per-recipient fields and the DKIM signature' }),
+    html: Type.Union([Type.String(), Type.Null()]),
+    text: Type.Union([Type.String(), Type.Null()]),
+    raw: Type.Union([Type.String(), Type.Null()], { description: 'the MIME source (the first 2 MB)' }),
+  },
+  { description: 'the message as its recipients get it, before tracking rewrites and signing' },
+);

@@ -9,7 +9,8 @@ import { messageSummary } from '../../../messages/views.ts';
 import type { Clock } from '../../../core/ports.ts';
 import { decodeCursor, toPage } from '../../pagination.ts';
 import { IdParams, authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
-import { Email, EmailSummary, ListEmailsQuery, SendBody, SendResponse } from '../../schemas/emails.ts';
+import { Email, EmailContent, EmailSummary, ListEmailsQuery, SendBody, SendResponse } from '../../schemas/emails.ts';
+import { messageSource } from '../../../delivery/preview.ts';
 
 const tags = ['emails'];
 
@@ -19,7 +20,7 @@ function oneOf(field: string, value: string | undefined, allowed: readonly strin
 }
 
 export const emailRoutes =
-  (deps: { accept: AcceptService; messages: MessageQueries; clock: Clock }): FastifyPluginAsyncTypebox =>
+  (deps: { accept: AcceptService; messages: MessageQueries; clock: Clock; config: { server: { hostname: string } } }): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.addSchema(Email);
     app.addSchema(EmailSummary);
@@ -46,6 +47,10 @@ export const emailRoutes =
     app.get('/emails/:id', {
       schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: Type.Ref('Email'), ...authErrors, 404: errors[404], 422: errors[422] } },
     }, async (request) => deps.messages.detail(request.principal, request.params.id));
+
+    app.get('/emails/:id/content', {
+      schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: EmailContent, ...authErrors, 404: errors[404], 422: errors[422] } },
+    }, async (request) => messageSource(await deps.messages.visible(request.principal, request.params.id), deps.config.server.hostname));
 
     app.get('/emails', {
       schema: { tags, security: bearerSecurity, querystring: ListEmailsQuery, response: { 200: page(Type.Ref('EmailSummary')), ...authErrors, 422: errors[422] } },

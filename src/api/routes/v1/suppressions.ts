@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { suppressionView, type SuppressionService } from '../../../suppression/service.ts';
+import { checkStream, suppressionView, type SuppressionService } from '../../../suppression/service.ts';
+import { CSV_COLUMNS, readSuppressionCsv, toCsv } from '../../../suppression/csv.ts';
 import { requireWorkspaceKey } from '../../../tenancy/principal.ts';
 import { decodeCursor, toPage } from '../../pagination.ts';
 import { authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
@@ -27,7 +28,10 @@ export const suppressionRoutes =
       schema: {
         tags, security: bearerSecurity,
         querystring: Type.Object(
-          { stream: Type.Optional(Type.String()), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })), cursor: Type.Optional(Type.String({ maxLength: 200 })) },
+          {
+            stream: Type.Optional(Type.String()),
+            search: Type.Optional(Type.String({ maxLength: 320, description: 'only addresses containing this text' })),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })), cursor: Type.Optional(Type.String({ maxLength: 200 })) },
           { additionalProperties: false },
         ),
         response: { 200: page(ref), ...authErrors, 422: errors[422] },
@@ -38,6 +42,7 @@ export const suppressionRoutes =
         stream: request.query.stream,
         domain: request.principal.domain,
         afterId: decodeCursor(request.query.cursor) ?? undefined,
+        search: request.query.search || undefined,
         limit: limit + 1,
       });
       return toPage(rows, limit, suppressionView);
@@ -53,6 +58,44 @@ export const suppressionRoutes =
       requireWorkspaceKey(request.principal, 'change suppression lists');
       const { row, created } = await suppressions.add(request.principal.workspaceId, { ...request.body, reason: 'manual' });
       return reply.code(created ? 201 : 200).send(suppressionView(row));
+    });
+
+    app.get('/suppressions/export', {
+      schema: {
+        tags, security: bearerSecurity,
+        querystring: Type.Object({ stream: Type.Optional(Type.String()) }, { additionalProperties: false }),
+        response: { 200: Type.Object({ count: Type.Integer(), csv: Type.String({ description: `columns ${CSV_COLUMNS.join(', ')}, as \`mailsvc suppression export\` writes them` }) }), ...authErrors, 422: errors[422] },
+      },
+    }, async (request) => {
+      const rows = await suppressions.all(request.principal.workspaceId, request.query.stream, request.principal.domain);
+      return { count: rows.length, csv: toCsv(rows) };
+    });
+
+    app.post('/suppressions/import', {
+      schema: {
+        tags, security: bearerSecurity,
+        body: Type.Object(
+          {
+            csv: Type.String({ maxLength: 5_000_000, description: 'a header row naming `address` (and `stream` unless given below); `reason` optional' }),
+            stream: Type.Optional(Type.String({ description: 'the stream of lines that name none' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            added: Type.Integer({ description: 'new entries' }),
+            existing: Type.Integer({ description: 'lines already on their list' }),
+            problems: Type.Array(Type.Object({ line: Type.Integer(), error: Type.String() }), { description: 'lines skipped, each with why' }),
+          }),
+          ...authErrors, ...errors,
+        },
+      },
+    }, async (request) => {
+      requireWorkspaceKey(request.principal, 'change suppression lists');
+      const stream = request.body.stream === undefined ? undefined : checkStream(request.body.stream);
+      const { entries, problems } = readSuppressionCsv(request.body.csv, stream);
+      const added = await suppressions.addMany(request.principal.workspaceId, entries);
+      return { added, existing: entries.length - added, problems };
     });
 
     app.get('/suppressions/:stream/:address', {

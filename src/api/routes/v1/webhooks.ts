@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireWorkspaceKey } from '../../../tenancy/principal.ts';
 import { attemptView, endpointView, type WebhookService } from '../../../webhooks/service.ts';
+import type { PostResult } from '../../../webhooks/post.ts';
 import { decodeCursor, toPage } from '../../pagination.ts';
 import { IdParams, ListQuery, authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
 
@@ -35,8 +36,19 @@ const Url = Type.String({ maxLength: 2048 });
 const Events = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 20 });
 const tags = ['webhooks'];
 
+const TestResult = Type.Object({
+  ok: Type.Boolean({ description: 'the receiver answered 2xx' }),
+  response_code: Type.Union([Type.Integer(), Type.Null()]),
+  response_body: Type.Union([Type.String(), Type.Null()], { description: 'the first 4 KB' }),
+  error: Type.Union([Type.String(), Type.Null()]),
+  duration_ms: Type.Integer(),
+});
+
+/** POSTs the signed test event to an endpoint now (not queued, not logged) and gives the answer. */
+export type SendTestEvent = (endpoint: { url: string; secret: string }) => Promise<PostResult>;
+
 export const webhookRoutes =
-  (webhooks: WebhookService): FastifyPluginAsyncTypebox =>
+  (webhooks: WebhookService, sendTest: SendTestEvent): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.addSchema(Webhook);
     app.addSchema(Attempt);
@@ -81,6 +93,14 @@ export const webhookRoutes =
     app.post('/webhooks/:id/rotate-secret', { schema: { tags, security: bearerSecurity, params: IdParams, response: one } }, async (request) =>
       endpointView(await webhooks.rotateSecret(request.principal.workspaceId, request.params.id)),
     );
+
+    app.post('/webhooks/:id/test', {
+      schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: TestResult, ...authErrors, ...errors } },
+    }, async (request) => {
+      const row = await webhooks.get(request.principal.workspaceId, request.params.id);
+      const r = await sendTest(row);
+      return { ok: r.ok, response_code: r.status, response_body: r.body, error: r.error, duration_ms: r.durationMs };
+    });
 
     app.get('/webhooks/:id/deliveries', {
       schema: { tags, security: bearerSecurity, params: IdParams, querystring: ListQuery, response: { 200: page(Type.Ref('WebhookAttempt')), ...authErrors, ...errors } },
