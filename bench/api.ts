@@ -1,0 +1,110 @@
+/**
+ * POST /api/v1/emails under load against its ceilings, in one run: autocannon with 50
+ * connections against, in turn,
+ *   - `mailsvc serve --roles api` (SQLite, durable group commit, rate limits raised),
+ *   - a bare Fastify route parsing the same body and inserting one row with better-sqlite3,
+ *     WAL, synchronous=NORMAL, and the same with synchronous=FULL (bench/lib/ceiling-server.ts),
+ * each a child process of its own, started fresh for every run, the targets interleaved so that
+ * the machine's noise falls on all of them. Prints req/s, p50, p99 and server CPU per request
+ * (from /proc) for each, the ratios to the ceilings, and one summary line.
+ *
+ *   npm run bench -- api [runs=3] [seconds=5] [connections=50]
+ *   MAILSVC_BENCH_PROFILE=DIR npm run bench -- api   # also writes a CPU profile of each mailsvc run
+ */
+import autocannon from 'autocannon';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureBuilt, mailsvcSite, ROOT, startMailsvc } from './lib/mailsvc.ts';
+import { cpuSeconds, fmt, showSpread, spread, startChild, type Child } from './lib/proc.ts';
+
+const runs = Number(process.argv[2] ?? 3);
+const seconds = Number(process.argv[3] ?? 5);
+const connections = Number(process.argv[4] ?? 50);
+const profileDir = process.env.MAILSVC_BENCH_PROFILE;
+
+/** About 2 KB of JSON, the same for every target. */
+function body(domain: string): string {
+  const paragraph = 'Your order has shipped and is on its way. Track it from your account page at any time. ';
+  return JSON.stringify({
+    from: `Shop <orders@${domain}>`,
+    to: ['customer@example.org'],
+    subject: 'Your order #12345 has shipped',
+    html: `<html><body><p>${paragraph.repeat(10)}</p></body></html>`,
+    text: paragraph.repeat(10),
+  });
+}
+
+interface Run {
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuMsPerRequest: number;
+  cores: number;
+}
+
+type Target = 'mailsvc' | 'NORMAL' | 'FULL';
+
+async function load(url: string, headers: Record<string, string>, payload: string, duration: number) {
+  return autocannon({ url: `${url}/api/v1/emails`, method: 'POST', connections, duration, headers: { 'content-type': 'application/json', ...headers }, body: payload });
+}
+
+async function measure(server: Child, url: string, headers: Record<string, string>, payload: string): Promise<Run> {
+  await load(url, headers, payload, 1); // warm-up: JIT, caches, page cache
+  const cpuBefore = cpuSeconds(server.pid);
+  const result = await load(url, headers, payload, seconds);
+  const cpu = cpuSeconds(server.pid) - cpuBefore;
+  const ok = result['2xx'];
+  if (ok === 0 || result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${url}: ${ok} answered 2xx, ${result.non2xx} other statuses, ${result.errors} errors\n${server.output().slice(-2000)}`);
+  }
+  return { rps: ok / result.duration, p50: result.latency.p50, p99: result.latency.p99, cpuMsPerRequest: (cpu * 1000) / ok, cores: cpu / result.duration };
+}
+
+await ensureBuilt();
+const ceilingDir = mkdtempSync(join(tmpdir(), 'mailsvc-bench-ceiling-'));
+const results: Record<Target, Run[]> = { mailsvc: [], NORMAL: [], FULL: [] };
+try {
+  for (let run = 0; run < runs; run++) {
+    for (const target of ['NORMAL', 'FULL', 'mailsvc'] as Target[]) {
+      if (target === 'mailsvc') {
+        const site = await mailsvcSite();
+        const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+        const server = await startMailsvc(site, 'api', /HTTP API listening on [\d.]+:(\d+)/, nodeArgs);
+        try {
+          results.mailsvc.push(await measure(server, `http://127.0.0.1:${server.ready[1]}`, { authorization: `Bearer ${site.apiKey}` }, body(site.domain)));
+        } finally {
+          await server.stop();
+          site.cleanUp();
+        }
+      } else {
+        const server = await startChild(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'lib', 'ceiling-server.ts'), ceilingDir, target], /listening on (http:\S+)/);
+        try {
+          results[target].push(await measure(server, server.ready[1], {}, body('bench.test')));
+        } finally {
+          await server.stop();
+        }
+      }
+      const last = results[target].at(-1)!;
+      console.log(`run ${run + 1} ${target.padEnd(7)} ${fmt(last.rps).padStart(7)} req/s  p50 ${last.p50} ms  p99 ${last.p99} ms  ${fmt(last.cpuMsPerRequest, 3)} ms CPU/req  ${fmt(last.cores, 2)} cores`);
+    }
+  }
+} finally {
+  rmSync(ceilingDir, { recursive: true, force: true });
+}
+
+const label: Record<Target, string> = { mailsvc: 'mailsvc api', NORMAL: 'ceiling NORMAL', FULL: 'ceiling FULL' };
+for (const target of ['mailsvc', 'FULL', 'NORMAL'] as Target[]) {
+  const r = results[target];
+  console.log(
+    `${label[target].padEnd(15)} req/s ${showSpread(r.map((x) => x.rps))}  p50 ${showSpread(r.map((x) => x.p50))} ms  p99 ${showSpread(r.map((x) => x.p99))} ms  CPU/req ${showSpread(r.map((x) => x.cpuMsPerRequest), 3)} ms  (min/median/max of ${r.length})`,
+  );
+}
+const median = (t: Target, f: (r: Run) => number) => spread(results[t].map(f)).median;
+const ratio = (a: number, b: number) => fmt(a / b, 2);
+console.log(
+  `api: mailsvc ${fmt(median('mailsvc', (r) => r.rps))} req/s p99 ${median('mailsvc', (r) => r.p99)} ms ${fmt(median('mailsvc', (r) => r.cpuMsPerRequest), 3)} ms CPU/req; ` +
+    `vs FULL ${fmt(median('FULL', (r) => r.rps))} req/s: ${ratio(median('mailsvc', (r) => r.rps), median('FULL', (r) => r.rps))}x req/s, ${ratio(median('mailsvc', (r) => r.p99), median('FULL', (r) => r.p99))}x p99; ` +
+    `vs NORMAL ${fmt(median('NORMAL', (r) => r.rps))} req/s: ${ratio(median('mailsvc', (r) => r.rps), median('NORMAL', (r) => r.rps))}x req/s; ` +
+    `CPU/req ${ratio(median('mailsvc', (r) => r.cpuMsPerRequest), median('FULL', (r) => r.cpuMsPerRequest))}x FULL's (medians of ${runs} runs, ${seconds} s each, ${connections} connections)`,
+);

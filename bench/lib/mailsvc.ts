@@ -1,0 +1,58 @@
+// A `mailsvc serve` child process on a scratch SQLite data directory, with a workspace sending
+// from a verified domain and its limits out of the way, set up before the child starts.
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/config/load.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { createServices } from '../../src/services.ts';
+import { startChild, type Child } from './proc.ts';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CLI = join(ROOT, 'bin', 'mailsvc');
+
+/** Builds dist/ when it is older than the sources, so the children run what production runs. */
+export async function ensureBuilt(): Promise<void> {
+  const { buildIsCurrent } = (await import(join(ROOT, 'bin', 'build-state.mjs'))) as { buildIsCurrent(): boolean };
+  if (buildIsCurrent()) return;
+  const built = spawnSync(process.execPath, [join(ROOT, 'bin', 'build.mjs')], { stdio: 'inherit' });
+  if (built.status !== 0) throw new Error('npm run build failed');
+}
+
+export interface MailsvcSite {
+  dir: string;
+  configFile: string;
+  apiKey: string;
+  domain: string;
+  cleanUp(): void;
+}
+
+/** A data directory and config file; `settings` go on top of the defaults. */
+export async function mailsvcSite(settings: Record<string, unknown> = {}, domain = 'bench.test'): Promise<MailsvcSite> {
+  const dir = mkdtempSync(join(tmpdir(), 'mailsvc-bench-'));
+  const configFile = join(dir, 'config.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({ dataDir: dir, database: { client: 'sqlite' }, server: { hostname: 'mail.bench.test' }, http: { host: '127.0.0.1' }, ...settings }),
+  );
+  const services = await createServices(loadConfig({ file: configFile, env: {} }), { log: createLogger('silent') });
+  try {
+    const { workspace, apiKey } = await services.tenancy.createWorkspace('bench');
+    await services.tenancy.setLimits('bench', { perMinute: 100_000_000, perHour: 100_000_000 });
+    await services.domains.add(workspace.id, domain);
+    await services.domains.forceVerify(null, domain);
+    return { dir, configFile, apiKey, domain, cleanUp: () => rmSync(dir, { recursive: true, force: true }) };
+  } finally {
+    await services.close();
+  }
+}
+
+/** `mailsvc serve --roles ROLES` on the site; resolves once the line `ready` shows. */
+export function startMailsvc(site: MailsvcSite, roles: string, ready: RegExp, nodeArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Child> {
+  return startChild(process.execPath, [...nodeArgs, CLI, '--config', site.configFile, 'serve', '--roles', roles, '--http-port', '0'], ready, {
+    env: { ...process.env, ...env },
+  });
+}
