@@ -18,7 +18,8 @@ import { createMetrics, type Metrics } from './metrics/registry.ts';
 import { windowsFor, type RateDecision } from './ratelimit/sliding.ts';
 import { createDb, type Db } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
-import { rateLimits } from './store/rateLimits.ts';
+import { rateCountStore } from './store/rateLimits.ts';
+import { RateCounter } from './ratelimit/counter.ts';
 import type { Principal } from './tenancy/principal.ts';
 import { TenancyService } from './tenancy/service.ts';
 import { ConsoleSessions } from './console/session.ts';
@@ -70,6 +71,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const dns = config.delivery.mode === 'sandbox' ? sandboxResolver(realDns, ownZone(db, config.server.hostname)) : realDns;
   await migrate(db);
   const committer = new GroupCommitter(db);
+  const rateCounter = new RateCounter({ store: rateCountStore(db), flush: () => committer.run(async () => undefined) });
+  committer.setCommitHook((tx) => rateCounter.beforeCommit(tx, clock.now()));
   const keyring = await loadTokenKeyring(db, clock);
   const consoleKeyring = await loadTokenKeyring(db, clock, 'console');
   let metrics: Metrics | undefined;
@@ -102,8 +105,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     webhookHosts,
     sandbox: new SandboxInbox({ db }),
     consoleSessions: new ConsoleSessions({ keyring: consoleKeyring, clock }),
-    // Counted in the shared group commit: a request's count costs no fsync of its own.
-    rateLimit: (principal) => committer.run((tx) => rateLimits.hit(tx, principal.keyId, clock.now(), windowsFor(principal.limits))),
-    close: () => db.destroy(),
+    // Counted in memory and stored in the next shared commit: a request's count costs no write of its own.
+    rateLimit: (principal) => rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits)),
+    close: async () => {
+      rateCounter.stop();
+      await committer.run(async () => undefined).catch(() => undefined);
+      await db.destroy();
+    },
   };
 }

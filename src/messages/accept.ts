@@ -6,10 +6,11 @@ import { domainsRepo } from '../store/domains.ts';
 import { DuplicateKeyError } from '../store/errors.ts';
 import type { GroupCommitter } from '../store/groupCommit.ts';
 import { idempotencyRepo } from '../store/idempotency.ts';
-import { messagesRepo, type RecipientRow } from '../store/messages.ts';
+import { messagesRepo, type PlannedMessage, type RecipientRow } from '../store/messages.ts';
 import { suppressionsRepo } from '../store/suppressions.ts';
 import { usageRepo } from '../store/usage.ts';
 import type { Principal } from '../tenancy/principal.ts';
+import { CHANGE_VISIBLE_WITHIN_MS, TtlCache } from '../tenancy/ttl-cache.ts';
 import { formatMailbox } from './address.ts';
 import { storeContent } from './content.ts';
 import { IDEMPOTENCY_WINDOW_MS, type IdempotencyRequest } from './idempotency.ts';
@@ -26,6 +27,17 @@ interface Replay {
   replay: AcceptResult;
 }
 
+interface Waiting {
+  principal: Principal;
+  message: NormalisedMessage;
+  source: 'api' | 'smtp';
+  resolve(result: AcceptResult): void;
+  reject(error: unknown): void;
+}
+
+/** Messages written by one job; the group committer's own batch bound is of the same order. */
+const MAX_BATCH = 256;
+
 export interface AcceptDeps {
   db: Db;
   committer: GroupCommitter;
@@ -41,10 +53,15 @@ const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  * 201 (or 250) only once the message is durable.
  */
 export class AcceptService {
+  /** Verified sending domains seen recently, by name, with their workspace. */
+  private readonly verified = new TtlCache<string, number>(CHANGE_VISIBLE_WITHIN_MS);
+  private readonly waiting: Waiting[] = [];
+
   constructor(private readonly deps: AcceptDeps) {}
 
   async accept(principal: Principal, message: NormalisedMessage, idempotency?: IdempotencyRequest, source: 'api' | 'smtp' = 'api'): Promise<AcceptResult> {
     await this.checkSendingDomain(principal, message.from.domain);
+    if (!idempotency) return this.batched(principal, message, source);
     try {
       return await this.deps.committer.run((tx) => this.write(tx, principal, message, idempotency, source));
     } catch (err) {
@@ -57,6 +74,42 @@ export class AcceptService {
     }
   }
 
+  /**
+   * Messages without an Idempotency-Key that arrive while a commit is being prepared are
+   * written together by one job of that commit: one suppression query per workspace and
+   * stream, one multi-row insert for the messages and one for their recipients, one usage
+   * update. If that job fails, each message is written on its own, so one bad message costs
+   * the others nothing.
+   */
+  private batched(principal: Principal, message: NormalisedMessage, source: 'api' | 'smtp'): Promise<AcceptResult> {
+    return new Promise<AcceptResult>((resolve, reject) => {
+      this.waiting.push({ principal, message, source, resolve, reject });
+      if (this.waiting.length === 1) this.submitBatch();
+    });
+  }
+
+  private submitBatch(): void {
+    let batch: Waiting[] | null = null;
+    this.deps.committer
+      .run((tx) => {
+        // Taken when the commit first runs the job, not when it was asked for: everything that
+        // arrived meanwhile. A job the committer runs again keeps its batch.
+        if (batch === null) {
+          batch = this.waiting.splice(0, MAX_BATCH);
+          if (this.waiting.length > 0) this.submitBatch();
+        }
+        return this.writeMany(tx, batch);
+      })
+      .then(
+        (results) => batch!.forEach((w, i) => w.resolve(results[i])),
+        () => {
+          for (const w of batch ?? []) {
+            this.deps.committer.run((tx) => this.write(tx, w.principal, w.message, undefined, w.source)).then(w.resolve, w.reject);
+          }
+        },
+      );
+  }
+
   /** The stored answer for a retried request, checked before anything else about it. */
   async replay(principal: Principal, idempotency: IdempotencyRequest): Promise<AcceptResult | null> {
     return (await this.stored(this.deps.db, principal, idempotency))?.replay ?? null;
@@ -65,9 +118,11 @@ export class AcceptService {
   /** Why this key may not send from `domain`, or null when it may; each front end words the refusal. */
   async sendingDomainProblem(principal: Principal, domain: string): Promise<string | null> {
     if (principal.domain !== null && principal.domain !== domain) return `this API key may only send from ${principal.domain}, not ${domain}`;
+    if (this.verified.get(domain) === principal.workspaceId) return null;
     const row = await domainsRepo.byName(this.deps.db, domain);
     if (!row || row.workspace_id !== principal.workspaceId) return `domain ${domain} is not a domain of this workspace; add and verify it first`;
     if (row.status !== 'verified') return `domain ${domain} is not verified; publish its DNS records and verify it`;
+    this.verified.set(domain, row.workspace_id);
     return null;
   }
 
@@ -84,17 +139,49 @@ export class AcceptService {
     return { replay: { status: row.response_status, body: JSON.parse(row.response_body), replayed: true } };
   }
 
-  private async write(tx: Tx, principal: Principal, m: NormalisedMessage, idem: IdempotencyRequest | undefined, source: 'api' | 'smtp'): Promise<AcceptResult> {
-    if (idem) {
-      const stored = await this.stored(tx, principal, idem);
-      if (stored) return stored.replay;
-    }
+  private async writeMany(tx: Tx, batch: Waiting[]): Promise<AcceptResult[]> {
+    if (batch.length === 0) return [];
     const now = this.deps.clock.now();
-    const suppressed = await suppressionsRepo.suppressedAmong(tx, principal.workspaceId, m.stream, m.recipients.map((r) => r.address));
-    const statusOf = (address: string): RecipientStatus =>
-      suppressed.has(address.toLowerCase()) ? 'suppressed' : m.scheduledAt !== null ? 'scheduled' : 'queued';
-    const statuses = m.recipients.map((r) => statusOf(r.address));
+    const suppressed = new Map<string, Set<string>>();
+    const group = (w: Waiting) => `${w.principal.workspaceId}:${w.message.stream}`;
+    const byGroup = new Map<string, { workspaceId: number; stream: NormalisedMessage['stream']; addresses: Set<string> }>();
+    for (const w of batch) {
+      const g = byGroup.get(group(w)) ?? { workspaceId: w.principal.workspaceId, stream: w.message.stream, addresses: new Set<string>() };
+      byGroup.set(group(w), g);
+      for (const r of w.message.recipients) g.addresses.add(r.address);
+    }
+    for (const [key, g] of byGroup) {
+      const found = new Set<string>();
+      const addresses = [...g.addresses];
+      for (let i = 0; i < addresses.length; i += 500) {
+        for (const a of await suppressionsRepo.suppressedAmong(tx, g.workspaceId, g.stream, addresses.slice(i, i + 500))) found.add(a);
+      }
+      suppressed.set(key, found);
+    }
 
+    const usage = new Map<string, { workspaceId: number; stream: string; count: number }>();
+    const planned = batch.map((w) => {
+      const s = suppressed.get(group(w))!;
+      const row = this.plan(w.principal, w.message, (address) => s.has(address.toLowerCase()), now, w.source);
+      const u = usage.get(group(w)) ?? { workspaceId: w.principal.workspaceId, stream: w.message.stream, count: 0 };
+      usage.set(group(w), u);
+      u.count += row.sending;
+      return row;
+    });
+    const ids = await messagesRepo.insertMany(tx, planned);
+    for (const u of usage.values()) await usageRepo.add(tx, u.workspaceId, utcDay(now), u.stream, u.count);
+    return batch.map((w, i) => {
+      this.deps.log.info(
+        { phase: 'accept', email_id: ids[i], recipients: w.message.recipients.length, suppressed: w.message.recipients.length - planned[i].sending, source: w.source },
+        'accepted',
+      );
+      return { status: 201, body: { id: ids[i], stream: w.message.stream }, replayed: false };
+    });
+  }
+
+  /** The rows of one message; `isSuppressed` answers for each recipient. */
+  private plan(principal: Principal, m: NormalisedMessage, isSuppressed: (address: string) => boolean, now: number, source: 'api' | 'smtp'): PlannedMessage {
+    const statuses = m.recipients.map((r): RecipientStatus => (isSuppressed(r.address) ? 'suppressed' : m.scheduledAt !== null ? 'scheduled' : 'queued'));
     const due = m.scheduledAt ?? now;
     const recipients = m.recipients.map((r, i): Omit<RecipientRow, 'id' | 'message_id'> => ({
       workspace_id: principal.workspaceId,
@@ -112,9 +199,8 @@ export class AcceptService {
       created_at: now,
       updated_at: now,
     }));
-    const id = await messagesRepo.insert(
-      tx,
-      {
+    return {
+      row: {
         workspace_id: principal.workspaceId,
         api_key_id: principal.keyId,
         domain: m.from.domain,
@@ -129,9 +215,21 @@ export class AcceptService {
         scheduled_at: m.scheduledAt,
       },
       recipients,
-      m.messageId === undefined ? (newId) => `<${newId}.${randomBytes(8).toString('hex')}@${m.from.domain}>` : undefined,
-    );
-    await usageRepo.add(tx, principal.workspaceId, utcDay(now), m.stream, statuses.filter((s) => s !== 'suppressed').length);
+      messageIdFor: m.messageId === undefined ? (newId) => `<${newId}.${randomBytes(8).toString('hex')}@${m.from.domain}>` : undefined,
+      sending: statuses.filter((s) => s !== 'suppressed').length,
+    };
+  }
+
+  private async write(tx: Tx, principal: Principal, m: NormalisedMessage, idem: IdempotencyRequest | undefined, source: 'api' | 'smtp'): Promise<AcceptResult> {
+    if (idem) {
+      const stored = await this.stored(tx, principal, idem);
+      if (stored) return stored.replay;
+    }
+    const now = this.deps.clock.now();
+    const suppressed = await suppressionsRepo.suppressedAmong(tx, principal.workspaceId, m.stream, m.recipients.map((r) => r.address));
+    const planned = this.plan(principal, m, (address) => suppressed.has(address.toLowerCase()), now, source);
+    const [id] = await messagesRepo.insertMany(tx, [planned]);
+    await usageRepo.add(tx, principal.workspaceId, utcDay(now), m.stream, planned.sending);
 
     const result: AcceptResult = { status: 201, body: { id, stream: m.stream }, replayed: false };
     if (idem) {

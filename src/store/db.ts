@@ -28,7 +28,7 @@ export function createDb(database: Config['database']): Db {
   ensurePrivateFile(file);
   for (const suffix of ['-wal', '-shm', '-journal']) restrictIfPresent(`${file}${suffix}`);
   return knexFactory({
-    client: 'better-sqlite3',
+    client: statementReusingClient(),
     connection: { filename: database.connection.filename },
     useNullAsDefault: true,
     pool: {
@@ -42,6 +42,72 @@ export function createDb(database: Config['database']): Db {
       },
     },
   });
+}
+
+interface SqliteStatement {
+  reader: boolean;
+  safeIntegers(on: boolean): void;
+  all(params: unknown[]): unknown;
+  run(params: unknown[]): { lastInsertRowid: number | bigint; changes: number };
+}
+interface SqliteQuery {
+  sql: string;
+  bindings?: unknown[];
+  options?: unknown;
+  response?: unknown;
+  context?: unknown;
+}
+interface SqliteClient {
+  _query(conn: { prepare(sql: string): SqliteStatement }, obj: SqliteQuery): Promise<SqliteQuery>;
+  _formatBindings(bindings: unknown[] | undefined): unknown[];
+  _optSafeIntegers(options: unknown): boolean | undefined;
+}
+
+const STATEMENTS_PER_CONNECTION = 500;
+
+let reusingClient: unknown = null;
+
+/**
+ * Knex's better-sqlite3 client compiles every query anew (`prepare` was the largest single cost
+ * of accepting a message). This subclass keeps the compiled statements of each connection by SQL
+ * text, the least recently used dropped beyond a bound; queries run exactly as before otherwise.
+ * Knex builds a transaction's client from the class, so the class is what must change. Knex does
+ * not export its dialect classes: the base class is taken from an instance that never connects.
+ */
+function statementReusingClient(): typeof knexFactory.Client {
+  if (reusingClient) return reusingClient as typeof knexFactory.Client;
+  const probe = knexFactory({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
+  const Base = probe.client.constructor as new (config: unknown) => SqliteClient;
+  void probe.destroy();
+  const cache = new WeakMap<object, Map<string, SqliteStatement>>();
+  class StatementReusingClient extends Base {
+    override async _query(connection: { prepare(sql: string): SqliteStatement }, obj: SqliteQuery): Promise<SqliteQuery> {
+      if (!obj.sql) throw new Error('The query is empty');
+      if (!connection) throw new Error('No connection provided');
+      let statements = cache.get(connection);
+      if (!statements) cache.set(connection, (statements = new Map()));
+      let statement = statements.get(obj.sql);
+      if (statement) {
+        statements.delete(obj.sql);
+      } else {
+        statement = connection.prepare(obj.sql);
+        if (statements.size >= STATEMENTS_PER_CONNECTION) statements.delete(statements.keys().next().value!);
+      }
+      statements.set(obj.sql, statement);
+      statement.safeIntegers(this._optSafeIntegers(obj.options) ?? false);
+      const bindings = this._formatBindings(obj.bindings);
+      if (statement.reader) {
+        obj.response = statement.all(bindings);
+        return obj;
+      }
+      const response = statement.run(bindings);
+      obj.response = response;
+      obj.context = { lastID: response.lastInsertRowid, changes: response.changes };
+      return obj;
+    }
+  }
+  reusingClient = StatementReusingClient;
+  return StatementReusingClient as unknown as typeof knexFactory.Client;
 }
 
 export const isPg = (db: Conn): boolean => db.client.config.client === 'pg';

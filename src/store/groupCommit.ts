@@ -6,6 +6,12 @@ interface Job {
   reject: (error: unknown) => void;
 }
 
+/** Work a commit hook did in a shared transaction, told whether that transaction held. */
+export interface AfterCommit {
+  committed(): void;
+  failed(): void;
+}
+
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown; retry: boolean };
 
 /**
@@ -34,6 +40,7 @@ export class GroupCommitter {
   private draining = false;
   private commits = 0;
   private jobs = 0;
+  private hook: ((tx: Tx) => Promise<AfterCommit>) | null = null;
 
   constructor(
     private readonly db: Db,
@@ -45,6 +52,14 @@ export class GroupCommitter {
       this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
       if (!this.draining) void this.drain();
     });
+  }
+
+  /**
+   * Work that rides in every shared commit after its jobs, in a savepoint of its own (its
+   * failure costs the jobs nothing): writes gathered in memory, such as rate-limit counts.
+   */
+  setCommitHook(hook: (tx: Tx) => Promise<AfterCommit>): void {
+    this.hook = hook;
   }
 
   /** Commits and jobs so far, to see how well commits are shared. */
@@ -85,6 +100,8 @@ export class GroupCommitter {
   /** Runs the batch in one transaction; null when that transaction failed as a whole. */
   private async runShared(batch: Job[]): Promise<Outcome[] | null> {
     const outcomes: Outcome[] = [];
+    let after: AfterCommit | null = null;
+    const hook = this.hook;
     try {
       await this.db.transaction(async (tx) => {
         for (const job of batch) {
@@ -94,9 +111,18 @@ export class GroupCommitter {
             outcomes.push({ ok: false, error, retry: isTransientConflict(error) });
           }
         }
+        if (hook) {
+          try {
+            after = await tx.transaction((sp) => hook(sp));
+          } catch {
+            after = null;
+          }
+        }
       });
+      (after as AfterCommit | null)?.committed();
       return outcomes;
     } catch {
+      (after as AfterCommit | null)?.failed();
       return null;
     }
   }

@@ -55,7 +55,59 @@ export interface MessageFilter {
 /** Message statuses after which nothing will read the body again. */
 const FINAL: MessageStatus[] = ['delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'];
 
+/** A message ready to insert: its row, its recipients, and how to name its Message-ID once its id is known. */
+export interface PlannedMessage {
+  row: Omit<MessageRow, 'id' | 'status'>;
+  recipients: Omit<RecipientRow, 'id' | 'message_id'>[];
+  messageIdFor?: (id: number) => string;
+  /** Recipients not suppressed. */
+  sending: number;
+}
+
+/**
+ * A new message's status, by the rule of messageStatus.ts applied to the statuses a message
+ * can start with: queued if any recipient is, else scheduled if any is, else suppressed.
+ */
+function initialStatus(recipients: { status: RecipientStatus }[]): MessageStatus {
+  if (recipients.some((r) => r.status === 'queued')) return 'queued';
+  if (recipients.some((r) => r.status === 'scheduled')) return 'scheduled';
+  return 'suppressed';
+}
+
+const ROWS_PER_INSERT = 200;
+
 export const messagesRepo = {
+  /**
+   * Inserts messages with their recipients in a few multi-row statements and returns their
+   * ids in the order given. The ids of one statement's rows ascend in the order of its VALUES,
+   * which is how they are matched back. No other transaction can see the new rows yet, so the
+   * Message-IDs named after the ids are set by one unlocked update.
+   */
+  async insertMany(tx: Tx, messages: PlannedMessage[]): Promise<number[]> {
+    for (const m of messages) {
+      for (const r of m.recipients) {
+        if (r.status !== 'queued' && r.status !== 'scheduled' && r.status !== 'suppressed') throw new Error(`A new recipient cannot be ${r.status}`);
+      }
+    }
+    const ids: number[] = [];
+    for (let i = 0; i < messages.length; i += ROWS_PER_INSERT) {
+      const chunk = messages.slice(i, i + ROWS_PER_INSERT);
+      const inserted: unknown[] = await tx('messages')
+        .insert(chunk.map((m) => ({ ...m.row, status: initialStatus(m.recipients) })))
+        .returning('id');
+      ids.push(...inserted.map(insertedId).sort((a, b) => a - b));
+    }
+    const recipients = messages.flatMap((m, i) => m.recipients.map((r) => ({ ...r, message_id: ids[i] })));
+    for (let i = 0; i < recipients.length; i += ROWS_PER_INSERT) await tx('recipients').insert(recipients.slice(i, i + ROWS_PER_INSERT));
+    const named = messages.flatMap((m, i) => (m.messageIdFor ? [[ids[i], m.messageIdFor(ids[i])] as const] : []));
+    for (let i = 0; i < named.length; i += ROWS_PER_INSERT) {
+      const chunk = named.slice(i, i + ROWS_PER_INSERT);
+      await tx('messages')
+        .whereIn('id', chunk.map(([id]) => id))
+        .update({ message_id_header: tx.raw(`case id ${chunk.map(() => 'when ? then ?').join(' ')} end`, chunk.flat()) });
+    }
+    return ids;
+  },
   /** A message and its recipients; the message's status is derived from theirs. */
   /**
    * Inserts a message with its recipients and derives its status; `messageIdFor` names the

@@ -1,29 +1,36 @@
-import { isPg, type Conn, type Db } from './db.ts';
-import { decide, type RateDecision, type WindowLimit } from '../ratelimit/sliding.ts';
+import type { Conn, Db } from './db.ts';
+import type { Bucket } from '../ratelimit/sliding.ts';
+import type { RateCountStore } from '../ratelimit/counter.ts';
 
 const HOUR = 3600;
 
 export const rateLimits = {
-  /**
-   * Checks and counts one request for a key; run it inside a transaction. On PostgreSQL the
-   * key's row is locked first so concurrent processes cannot both take the last slot.
-   */
-  async hit(tx: Conn, keyId: number, nowMs: number, windows: WindowLimit[]): Promise<RateDecision> {
-    const nowSecond = Math.floor(nowMs / 1000);
-    if (isPg(tx)) await tx('api_keys').where({ id: keyId }).forUpdate().select('id');
-    const buckets = await tx('rate_limit_buckets')
-      .where({ key_id: keyId })
-      .andWhere('second', '>', nowSecond - HOUR)
-      .orderBy('second')
-      .select('second', 'count');
-    const decision = decide(buckets, nowSecond, windows);
-    if (decision.allowed) {
-      await tx('rate_limit_buckets')
-        .insert({ key_id: keyId, second: nowSecond, count: 1 })
-        .onConflict(['key_id', 'second'])
-        .merge({ count: tx.raw('rate_limit_buckets.count + 1') });
+  /** The per-second counts of the requests of these keys, ascending by second. */
+  async load(db: Conn, keyIds: number[], afterSecond: number): Promise<Map<number, Bucket[]>> {
+    const out = new Map<number, Bucket[]>();
+    for (let i = 0; i < keyIds.length; i += 500) {
+      const rows: { key_id: number; second: number; count: number }[] = await db('rate_limit_buckets')
+        .whereIn('key_id', keyIds.slice(i, i + 500))
+        .andWhere('second', '>', afterSecond)
+        .orderBy(['key_id', 'second'])
+        .select('key_id', 'second', 'count');
+      for (const r of rows) {
+        const list = out.get(r.key_id) ?? [];
+        if (list.length === 0) out.set(r.key_id, list);
+        list.push({ second: Number(r.second), count: Number(r.count) });
+      }
     }
-    return decision;
+    return out;
+  },
+
+  /** Adds counts in one statement per few hundred rows: an increment, so no row is read first. */
+  async add(db: Conn, rows: { keyId: number; second: number; count: number }[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += 300) {
+      await db('rate_limit_buckets')
+        .insert(rows.slice(i, i + 300).map((r) => ({ key_id: r.keyId, second: r.second, count: r.count })))
+        .onConflict(['key_id', 'second'])
+        .merge({ count: db.raw('rate_limit_buckets.count + excluded.count') });
+    }
   },
 
   /** Buckets older than the longest window count for nothing. */
@@ -31,3 +38,9 @@ export const rateLimits = {
     return db('rate_limit_buckets').where('second', '<=', Math.floor(nowMs / 1000) - HOUR).delete();
   },
 };
+
+/** The rate counter's store over a database; inside a commit it uses that commit's transaction. */
+export const rateCountStore = (db: Db): RateCountStore<Conn> => ({
+  load: (conn, keyIds, afterSecond) => rateLimits.load(conn ?? db, keyIds, afterSecond),
+  add: (conn, rows) => rateLimits.add(conn, rows),
+});

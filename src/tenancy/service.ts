@@ -7,6 +7,7 @@ import { workspaces, type WorkspaceRow } from '../store/workspaces.ts';
 import { domainsRepo } from '../store/domains.ts';
 import { API_KEY_PATTERN, generateApiKey, hashApiKey, keyPrefix, sameHash } from './keys.ts';
 import { scopeOf, type Principal } from './principal.ts';
+import { CHANGE_VISIBLE_WITHIN_MS, TtlCache } from './ttl-cache.ts';
 
 export const DEFAULT_LIMITS = { perMinute: 60, perHour: 1000 };
 
@@ -45,6 +46,9 @@ export const workspaceView = (row: WorkspaceRow) => ({
 });
 
 export class TenancyService {
+  /** Principals of keys seen recently, by key hash: one database read per key per few seconds. */
+  private readonly principals = new TtlCache<string, Principal>(CHANGE_VISIBLE_WITHIN_MS);
+
   constructor(private readonly deps: { db: Db; clock: Clock }) {}
 
   async createWorkspace(name: string) {
@@ -86,6 +90,7 @@ export class TenancyService {
       if (!Number.isInteger(n) || n < 1) throw invalid(`The ${label} limit must be a positive integer`);
     }
     await workspaces.setLimits(this.deps.db, row.id, { plan: plan ?? row.plan, rate_per_minute: perMinute, rate_per_hour: perHour });
+    this.principals.clear();
     return (await workspaces.byId(this.deps.db, row.id))!;
   }
 
@@ -120,6 +125,7 @@ export class TenancyService {
     const row = await apiKeys.byId(this.deps.db, id);
     if (!row || (workspaceId !== undefined && row.workspace_id !== workspaceId)) throw notFound();
     await apiKeys.revoke(this.deps.db, id, this.deps.clock.now());
+    this.principals.clear();
     return (await apiKeys.byId(this.deps.db, id))!;
   }
 
@@ -127,9 +133,13 @@ export class TenancyService {
   async authenticate(token: string | undefined): Promise<Principal> {
     if (!token || !API_KEY_PATTERN.test(token)) throw unauthorized();
     const hash = hashApiKey(token);
+    const cached = this.principals.get(hash);
+    if (cached) return cached;
     const row = await apiKeys.byHash(this.deps.db, hash);
     if (!row || !sameHash(row.key_hash, hash)) throw unauthorized();
-    return principalOf(row);
+    const principal = principalOf(row);
+    this.principals.set(hash, principal);
+    return principal;
   }
 
   /** The principal of a console session's key; a revoked key ends its sessions with the one 401. */
