@@ -61,14 +61,21 @@ export const queueRepo = {
     });
   },
 
-  /** Extends the leases of rows this owner is still working on; returns how many it holds. */
+  /**
+   * Extends the leases of rows this owner is still working on; returns how many it renewed.
+   * On PostgreSQL a row locked by another transaction is skipped rather than waited for: the
+   * lock is this worker's own outcome being committed (the row is about to be finished), and
+   * waiting for it while holding the locks of the rows renewed so far deadlocks with that
+   * group commit, which locks the same rows in another order. A skipped row is renewed next time.
+   */
   async renew(db: Conn, owner: string, ids: number[], now: number, leaseMs: number): Promise<number> {
     let held = 0;
     for (const chunk of chunks(ids, 500)) {
-      held += await db('recipients')
-        .whereIn('id', chunk)
-        .where({ lease_owner: owner, status: 'sending' })
-        .update({ lease_until: now + leaseMs, due_at: now + leaseMs });
+      const mine = db('recipients').whereIn('id', chunk).where({ lease_owner: owner, status: 'sending' });
+      if (isPg(db)) mine.select('id').forUpdate().skipLocked();
+      held += isPg(db)
+        ? await db('recipients').whereIn('id', mine).update({ lease_until: now + leaseMs, due_at: now + leaseMs })
+        : await mine.update({ lease_until: now + leaseMs, due_at: now + leaseMs });
     }
     return held;
   },
