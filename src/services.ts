@@ -16,9 +16,9 @@ import { GroupCommitter } from './store/groupCommit.ts';
 import { createLogger } from './log/logger.ts';
 import { createMetrics, type Metrics } from './metrics/registry.ts';
 import { windowsFor, type RateDecision } from './ratelimit/sliding.ts';
-import { createDb, type Db } from './store/db.ts';
+import { commitLanes, createDb, isPg, type Db } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
-import { rateCountStore } from './store/rateLimits.ts';
+import { rateCountStore, rateLimits } from './store/rateLimits.ts';
 import { RateCounter } from './ratelimit/counter.ts';
 import type { Principal } from './tenancy/principal.ts';
 import { TenancyService } from './tenancy/service.ts';
@@ -70,7 +70,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   // In the sandbox, `*.test` domains verify without DNS: their records count as published.
   const dns = config.delivery.mode === 'sandbox' ? sandboxResolver(realDns, ownZone(db, config.server.hostname)) : realDns;
   await migrate(db);
-  const committer = new GroupCommitter(db);
+  const committer = new GroupCommitter(db, undefined, commitLanes(config.database));
   const rateCounter = new RateCounter({ store: rateCountStore(db), flush: () => committer.run(async () => undefined) });
   committer.setCommitHook((tx) => rateCounter.beforeCommit(tx, clock.now()));
   const keyring = await loadTokenKeyring(db, clock);
@@ -105,8 +105,18 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     webhookHosts,
     sandbox: new SandboxInbox({ db }),
     consoleSessions: new ConsoleSessions({ keyring: consoleKeyring, clock }),
-    // Counted in memory and stored in the next shared commit: a request's count costs no write of its own.
-    rateLimit: (principal) => rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits)),
+    // SQLite (one process): counted in memory and stored in the next shared commit, so a
+    // request's count costs no write of its own. PostgreSQL (many processes): exact across them,
+    // in a short transaction of its own that locks the key; a shared commit would hold that lock
+    // over a whole batch, making every other process and commit lane sending with the key wait.
+    // That commit does not wait for the disk: a crash may forget a second's counts, not mail.
+    rateLimit: (principal) => {
+      if (!isPg(db)) return rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits));
+      return db.transaction(async (tx) => {
+        await rateLimits.commitWithoutFlush(tx);
+        return rateLimits.hitExactly(tx, principal.keyId, clock.now(), windowsFor(principal.limits));
+      });
+    },
     close: async () => {
       rateCounter.stop();
       await committer.run(async () => undefined).catch(() => undefined);

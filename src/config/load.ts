@@ -120,7 +120,7 @@ type RawShape = Omit<Config, 'server' | 'inbound' | 'tracking' | 'database'> & {
   server: { hostname: string | null };
   inbound: Omit<Config['inbound'], 'returnPathDomain'> & { returnPathDomain: string | null };
   tracking: { baseUrl: string | null };
-  database: { client: 'sqlite' | 'pg'; connection: string | { filename: string } | null };
+  database: { client: 'sqlite' | 'pg'; connection: string | { filename: string } | null; pool: number };
 };
 
 function resolveDerived(raw: RawShape, root: string): Config {
@@ -131,11 +131,11 @@ function resolveDerived(raw: RawShape, root: string): Config {
     if (typeof raw.database.connection !== 'string') {
       throw new ConfigError(['database.connection: a PostgreSQL connection string is required with client "pg"']);
     }
-    database = { client: 'pg', connection: raw.database.connection };
+    database = { client: 'pg', connection: raw.database.connection, pool: raw.database.pool };
   } else {
     const conn = raw.database.connection;
     const filename = typeof conn === 'object' && conn ? conn.filename : join(dataDir, 'mailsvc.sqlite');
-    database = { client: 'sqlite', connection: { filename: isAbsolute(filename) ? filename : resolve(root, filename) } };
+    database = { client: 'sqlite', connection: { filename: isAbsolute(filename) ? filename : resolve(root, filename) }, pool: raw.database.pool };
   }
   const config = {
     ...raw,

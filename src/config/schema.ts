@@ -21,6 +21,13 @@ export const ConfigSchema = Type.Object(
           examples: ['postgres://mailsvc@db.example.com:5432/mailsvc'],
           description: 'pg: a connection string; sqlite: {filename}, default <dataDir>/mailsvc.sqlite',
         }),
+        pool: Type.Integer({
+          minimum: 2,
+          maximum: 200,
+          default: 10,
+          description:
+            'pg: connections per process (group commits run side by side on half of them, claims and reads use the rest); size the server for pool x processes',
+        }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -168,6 +175,6 @@ export type Config = Readonly<
     server: { hostname: string };
     inbound: RawConfig['inbound'] & { returnPathDomain: string };
     tracking: { baseUrl: string };
-    database: { client: 'sqlite'; connection: { filename: string } } | { client: 'pg'; connection: string };
+    database: { client: 'sqlite'; connection: { filename: string }; pool: number } | { client: 'pg'; connection: string; pool: number };
   }
 >;

@@ -18,7 +18,7 @@ export function createDb(database: Config['database']): Db {
     const pg = require('pg') as typeof PgModule;
     // Timestamps are stored as bigint milliseconds; node-postgres returns int8 as strings by default.
     pg.types.setTypeParser(20, (v: string) => Number(v));
-    return knexFactory({ client: 'pg', connection: database.connection, pool: { min: 0, max: 10 } });
+    return knexFactory({ client: 'pg', connection: database.connection, pool: { min: 0, max: database.pool } });
   }
   const file = database.connection.filename;
   // The database holds DKIM private keys and signing secrets. SQLite gives its -wal
@@ -111,6 +111,13 @@ function statementReusingClient(): typeof knexFactory.Client {
 }
 
 export const isPg = (db: Conn): boolean => db.client.config.client === 'pg';
+
+/**
+ * How many group-commit transactions may run side by side: SQLite has one writer, so one;
+ * PostgreSQL commits concurrent transactions in parallel, so half the pool, the other half left
+ * for claims, lease renewals and reads.
+ */
+export const commitLanes = (database: Config['database']): number => (database.client === 'pg' ? Math.max(1, Math.floor(database.pool / 2)) : 1);
 
 /** The id from `insert(...).returning('id')`: PostgreSQL gives `{id}`, SQLite the bare value. */
 export const insertedId = (row: unknown): number =>

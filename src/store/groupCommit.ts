@@ -37,7 +37,8 @@ export function isTransientConflict(error: unknown): boolean {
  */
 export class GroupCommitter {
   private queue: Job[] = [];
-  private draining = false;
+  /** Batches being committed right now, at most `lanes`. */
+  private active = 0;
   private commits = 0;
   private jobs = 0;
   private hook: ((tx: Tx) => Promise<AfterCommit>) | null = null;
@@ -45,12 +46,18 @@ export class GroupCommitter {
   constructor(
     private readonly db: Db,
     private readonly maxBatch = 256,
+    /**
+     * Transactions committing side by side (`commitLanes`): 1 on SQLite, whose single writer
+     * would only make them wait for each other; more on PostgreSQL, where a commit is a round
+     * trip and jobs gathered while every lane is busy still share the next one.
+     */
+    private readonly lanes = 1,
   ) {}
 
   run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.draining) void this.drain();
+      if (this.active < this.lanes) void this.drain();
     });
   }
 
@@ -68,13 +75,15 @@ export class GroupCommitter {
   }
 
   private async drain(): Promise<void> {
-    this.draining = true;
+    this.active += 1;
     try {
       while (this.queue.length > 0) {
         // SQLite's driver is synchronous: without yielding to I/O first, requests that arrived
         // during the last commit would still be unparsed and every batch would hold one job.
         await new Promise((resolve) => setImmediate(resolve));
         const batch = this.queue.splice(0, this.maxBatch);
+        // Another lane took what was queued.
+        if (batch.length === 0) break;
         const outcomes = await this.runShared(batch);
         if (outcomes === null) {
           await this.runAlone(batch);
@@ -93,7 +102,7 @@ export class GroupCommitter {
         await this.runAlone(again);
       }
     } finally {
-      this.draining = false;
+      this.active -= 1;
     }
   }
 
@@ -127,14 +136,20 @@ export class GroupCommitter {
     }
   }
 
+  /** Each job in a transaction of its own; a lost lock conflict is tried again, up to three times. */
   private async runAlone(jobs: Job[]): Promise<void> {
     for (const job of jobs) {
-      try {
-        job.resolve(await this.db.transaction((tx) => job.work(tx)));
-        this.commits += 1;
-        this.jobs += 1;
-      } catch (error) {
-        job.reject(error);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          job.resolve(await this.db.transaction((tx) => job.work(tx)));
+          this.commits += 1;
+          this.jobs += 1;
+          break;
+        } catch (error) {
+          if (attempt < 3 && isTransientConflict(error)) continue;
+          job.reject(error);
+          break;
+        }
       }
     }
   }

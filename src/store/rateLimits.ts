@@ -1,5 +1,5 @@
-import type { Conn, Db } from './db.ts';
-import type { Bucket } from '../ratelimit/sliding.ts';
+import { isPg, type Conn, type Db } from './db.ts';
+import { decide, type Bucket, type RateDecision, type WindowLimit } from '../ratelimit/sliding.ts';
 import type { RateCountStore } from '../ratelimit/counter.ts';
 
 const HOUR = 3600;
@@ -31,6 +31,25 @@ export const rateLimits = {
         .onConflict(['key_id', 'second'])
         .merge({ count: db.raw('rate_limit_buckets.count + excluded.count') });
     }
+  },
+
+  /**
+   * Decides and counts one request against the stored counts, exactly, whatever other processes
+   * do: run it in a transaction of its own. The key's row is locked first, so two processes
+   * cannot both take the last slot.
+   */
+  async hitExactly(tx: Conn, keyId: number, nowMs: number, windows: WindowLimit[]): Promise<RateDecision> {
+    const nowSecond = Math.floor(nowMs / 1000);
+    if (isPg(tx)) await tx('api_keys').where({ id: keyId }).forUpdate().select('id');
+    const buckets = (await rateLimits.load(tx, [keyId], nowSecond - HOUR)).get(keyId) ?? [];
+    const decision = decide(buckets, nowSecond, windows);
+    if (decision.allowed) await rateLimits.add(tx, [{ keyId, second: nowSecond, count: 1 }]);
+    return decision;
+  },
+
+  /** PostgreSQL: this transaction's commit returns before its WAL reaches the disk. */
+  async commitWithoutFlush(tx: Conn): Promise<void> {
+    if (isPg(tx)) await tx.raw('set local synchronous_commit = off');
   },
 
   /** Buckets older than the longest window count for nothing. */

@@ -26,7 +26,7 @@ describe('configuration', () => {
     expect(c.webhooks).toMatchObject({ timeout: 10, pauseAfter: 10, probeInterval: 300, disableAfter: 259200, allowPrivateAddresses: false });
     expect(c.tracking.baseUrl).toBe('http://mail.example.com:3000');
     expect(c.retention.days).toBe(30);
-    expect(c.database.client).toBe('sqlite');
+    expect(c.database).toMatchObject({ client: 'sqlite', pool: 10 });
     expect(Object.isFrozen(c.http)).toBe(true);
   });
 
@@ -67,6 +67,9 @@ describe('configuration', () => {
     );
     expect(problems(() => loadConfig({ env: {}, overrides: { database: { client: 'pg' } } }))).toStrictEqual([
       'database.connection: a PostgreSQL connection string is required with client "pg"',
+    ]);
+    expect(problems(() => loadConfig({ env: { MAILSVC_DATABASE_POOL: '1' } }))).toStrictEqual([
+      'database.pool (from MAILSVC_DATABASE_POOL): expected an integer from 2 to 200, e.g. 10 (got 1)',
     ]);
   });
 

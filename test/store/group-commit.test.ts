@@ -71,3 +71,31 @@ describe.runIf(STORES.includes('pg'))('group commit across processes (pg)', () =
     expect(rows.map((r: { v: number }) => r.v)).toStrictEqual([2, 2]);
   });
 });
+
+describe.runIf(STORES.includes('pg'))('group commit lanes (pg)', () => {
+  it('with three lanes, three transactions are open at once: a job may wait for others that arrived after it', async () => {
+    const { open } = await counters('pg');
+    const db = open();
+    const committer = new GroupCommitter(db, 256, 3);
+    const all = latch();
+    const jobs: Promise<number>[] = [];
+    // Each job is submitted once the one before it runs, and waits until all three run: with
+    // one lane the second would queue behind the first forever.
+    for (const n of [1, 2, 3]) {
+      const running = latch();
+      jobs.push(
+        committer.run(async (tx) => {
+          await tx('counters').insert({ id: 10 + n, v: n });
+          running.open();
+          if (n === 3) all.open();
+          await all.opened;
+          return n;
+        }),
+      );
+      await running.opened;
+    }
+    expect(await Promise.all(jobs)).toStrictEqual([1, 2, 3]);
+    expect(committer.stats()).toStrictEqual({ commits: 3, jobs: 3 });
+    expect(await db('counters').where('id', '>', 10).orderBy('id').pluck('v')).toStrictEqual([1, 2, 3]);
+  });
+});
