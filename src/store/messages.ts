@@ -163,5 +163,8 @@ export const messagesRepo = {
   pruneBodies: (db: Conn, before: number, limit: number): Promise<number> =>
     db('messages')
       .whereIn('id', db('messages').select('id').where('created_at', '<', before).whereNotNull('content').whereIn('status', FINAL).limit(limit))
+      // Checked again on the row itself: a process pruning at the same time may have got there
+      // first, and PostgreSQL re-reads only this statement's own conditions after the wait.
+      .whereNotNull('content')
       .update({ content: null }),
 };

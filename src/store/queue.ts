@@ -127,22 +127,30 @@ export const queueRepo = {
     });
   },
 
-  /** Scheduled rows whose time has come become `queued`; returns how many. */
-  async releaseScheduled(db: Db, now: number): Promise<number> {
-    const due: { id: number; message_id: number }[] = await db('recipients')
-      .where({ status: 'scheduled' })
-      .where('due_at', '<=', now)
-      .select('id', 'message_id')
-      .limit(1000);
-    if (due.length === 0) return 0;
-    return db.transaction(async (tx) => {
-      const n = await tx('recipients')
-        .whereIn('id', due.map((r) => r.id))
-        .where({ status: 'scheduled' })
-        .update({ status: 'queued', updated_at: now });
-      await deriveMessageStatuses(tx, due.map((r) => r.message_id));
-      return n;
-    });
+  /**
+   * Scheduled rows whose time has come become `queued`; returns how many. Every delivery worker
+   * runs this (no leader to lose), so it is safe side by side: each chunk is its own transaction,
+   * and on PostgreSQL a chunk skips rows another worker is releasing (SKIP LOCKED) instead of
+   * queueing behind it, so workers split a burst and claim each released chunk at once.
+   */
+  async releaseScheduled(db: Db, now: number, chunk = 100): Promise<number> {
+    let released = 0;
+    for (;;) {
+      const n = await db.transaction(async (tx) => {
+        const pick = tx('recipients').where({ status: 'scheduled' }).where('due_at', '<=', now).orderBy('due_at').limit(chunk).select('id', 'message_id');
+        if (isPg(tx)) pick.forUpdate().skipLocked();
+        const due: { id: number; message_id: number }[] = await pick;
+        if (due.length === 0) return 0;
+        const changed = await tx('recipients')
+          .whereIn('id', due.map((r) => r.id))
+          .where({ status: 'scheduled' })
+          .update({ status: 'queued', updated_at: now });
+        await deriveMessageStatuses(tx, due.map((r) => r.message_id));
+        return changed;
+      });
+      released += n;
+      if (n < chunk) return released;
+    }
   },
 
   async stats(db: Conn): Promise<QueueStats> {

@@ -28,15 +28,16 @@ describe.skipIf(!CLUSTER_PG)('a serve process killed mid-delivery', () => {
     const victim = nodes[1]!;
     const pid = victim.child.pid!;
     const leasedBy = async (): Promise<string[]> => services.db('recipients').where({ status: 'sending' }).andWhereLike('lease_owner', `%:${pid}:%`).pluck('address');
-    await until(async () => (await leasedBy()).length >= 20, 'the victim holding 20 leases');
+    await until(async () => (await leasedBy()).length >= 20, 'the victim holding 20 leases', 30_000);
     await sink.waitFor(() => cluster.deliveredBy()[1]! > 0, 'a delivery by the victim before the kill');
     await victim.kill();
-    // Its sessions end once PostgreSQL has seen the connections close: a commit it had sent by
-    // then has landed, anything else is rolled back.
+    // Its sessions end, as PostgreSQL ends them once it notices the connections are gone (a
+    // session waiting for a lock only notices when it gets it): a commit it had sent by then
+    // has landed, anything else is rolled back.
     await until(async () => {
-      const { rows } = await services.db.raw('select count(*)::int as n from pg_stat_activity where application_name = ?', [victim.appName]);
+      const { rows } = await services.db.raw('select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where application_name = ?', [victim.appName]);
       return rows[0].n === 0;
-    }, "the victim's database sessions to end");
+    }, "the victim's database sessions to end", 30_000);
     const inFlight = await leasedBy();
     expect(inFlight.length).toBeGreaterThanOrEqual(20);
     openGate();

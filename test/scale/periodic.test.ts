@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { pruneExpired } from '../../src/retention/prune.ts';
+import { pruneRetained } from '../../src/retention/messages.ts';
+import { queueRepo } from '../../src/store/queue.ts';
+import type { RecipientRow } from '../../src/store/messages.ts';
+import { ManualClock } from '../helpers/clock.ts';
+import { messageWith, migratedStore } from '../helpers/db.ts';
+import { CLUSTER_PG } from '../helpers/cluster.ts';
+
+// The periodic jobs every serve process runs, each with a pool of its own on one PostgreSQL
+// database, as three processes would: no leader, and exactly one effect per due item.
+
+const AT = 1_700_000_000_000;
+
+describe.skipIf(!CLUSTER_PG)('periodic jobs run by three processes at once (pg)', () => {
+  it('scheduler: 600 rows due at one instant are released by three workers together, each exactly once', async () => {
+    const { db, open } = await migratedStore('pg');
+    const ids: number[] = [];
+    for (let i = 0; i < 6; i++) ids.push(...(await messageWith(db, Array(100).fill('scheduled'), AT)).recipientIds);
+    const workers = [open(), open(), open()];
+    const released = await Promise.all(workers.map((w) => queueRepo.releaseScheduled(w, AT + 1)));
+    expect(released.reduce((a, b) => a + b, 0)).toBe(ids.length);
+    expect(await db('recipients').where({ status: 'queued' }).count({ n: '*' }).then((r) => Number(r[0]!.n))).toBe(ids.length);
+    expect(await db('messages').pluck('status')).toStrictEqual(Array(6).fill('queued'));
+    // Nothing is due before its time.
+    await messageWith(db, ['scheduled'], AT + 60_000);
+    expect(await queueRepo.releaseScheduled(workers[0]!, AT + 1)).toBe(0);
+  });
+
+  it('lease expiry: rows of a dead worker are claimed again by exactly one of the others', async () => {
+    const { db, open } = await migratedStore('pg');
+    // 300 rows leased by a worker that died; their leases ran out at AT.
+    const { recipientIds } = await messageWith(db, Array(300).fill('sending'), AT);
+    await db('recipients').update({ lease_owner: 'dead:1:0', lease_until: AT, due_at: AT });
+    const workers = [open(), open(), open()];
+    const claimed = await Promise.all(
+      workers.map(async (w, i) => {
+        const rows: RecipientRow[] = [];
+        for (;;) {
+          const got = await queueRepo.claim(w, { owner: `live:${i}`, now: AT + 1, leaseMs: 30_000, limit: 40 });
+          if (got.length === 0) return rows;
+          rows.push(...got);
+        }
+      }),
+    );
+    const all = claimed.flat().map((r) => r.id).sort((a, b) => a - b);
+    expect(all).toStrictEqual([...recipientIds].sort((a, b) => a - b));
+    const owners = await db('recipients').distinct('lease_owner').pluck('lease_owner');
+    expect(owners.every((o: string) => o.startsWith('live:'))).toBe(true);
+    // A live lease is not taken.
+    expect(await queueRepo.claim(workers[0]!, { owner: 'late', now: AT + 2, leaseMs: 30_000, limit: 10 })).toHaveLength(0);
+  });
+
+  it('retention: three processes pruning at once remove each expired item once, and fail nothing', async () => {
+    const { db, open } = await migratedStore('pg');
+    const old: number[] = [];
+    for (let i = 0; i < 5; i++) old.push((await messageWith(db, ['delivered'], AT)).messageId);
+    const fresh = await messageWith(db, ['delivered'], AT + 40 * 86_400_000);
+    await db('messages').update({ content: '{"text":"kept until pruned"}' });
+    await db('idempotency_keys').insert(
+      Array.from({ length: 50 }, (_, i) => ({ api_key_id: 1, idem_key: `k${i}`, request_hash: 'h', response_status: 201, response_body: '{}', created_at: AT })),
+    );
+    const now = AT + 31 * 86_400_000;
+    const runs = await Promise.all([open(), open(), open()].map(async (w) => ({ ...(await pruneExpired(w, new ManualClock(now))), ...(await pruneRetained(w, now, 30)) })));
+    expect(runs.reduce((n, r) => n + r.idempotency, 0)).toBe(50);
+    expect(runs.reduce((n, r) => n + r.messageBodies, 0)).toBe(old.length);
+    expect(await db('messages').whereNotNull('content').pluck('id')).toStrictEqual([fresh.messageId]);
+  });
+});
