@@ -10,6 +10,7 @@ import { AcceptService } from './messages/accept.ts';
 import { MessageQueries } from './messages/queries.ts';
 import { SuppressionService } from './suppression/service.ts';
 import { UsageService } from './usage/service.ts';
+import { StatsService } from './stats/service.ts';
 import { hostResolver, type HostResolver } from './webhooks/address-policy.ts';
 import { WebhookService } from './webhooks/service.ts';
 import { GroupCommitter } from './store/groupCommit.ts';
@@ -50,6 +51,7 @@ export interface Services {
   messages: MessageQueries;
   suppressions: SuppressionService;
   usage: UsageService;
+  stats: StatsService;
   webhooks: WebhookService;
   /** Resolves webhook hosts: through `dns.servers` when set, else the system's resolver. */
   webhookHosts: HostResolver;
@@ -101,6 +103,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     messages: new MessageQueries({ db, clock }),
     suppressions: new SuppressionService({ db, clock }),
     usage: new UsageService({ db, clock }),
+    stats: new StatsService({ db, clock }),
     webhooks: new WebhookService({ db, clock, resolve: webhookHosts, allowPrivateAddresses: config.webhooks.allowPrivateAddresses }),
     webhookHosts,
     sandbox: new SandboxInbox({ db }),

@@ -13,6 +13,7 @@ import { apiKeyRoutes } from './routes/v1/apiKeys.ts';
 import { emailRoutes } from './routes/v1/emails.ts';
 import { suppressionRoutes } from './routes/v1/suppressions.ts';
 import { usageRoutes } from './routes/v1/usage.ts';
+import { statsRoutes } from './routes/v1/stats.ts';
 import { sandboxRoutes } from './routes/v1/sandbox.ts';
 import { webhookRoutes } from './routes/v1/webhooks.ts';
 import { sendTestEvent } from '../webhooks/test-event.ts';
@@ -82,6 +83,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         await authed.register(emailRoutes(services));
         await authed.register(suppressionRoutes(services.suppressions));
         await authed.register(usageRoutes(services.usage));
+        await authed.register(statsRoutes(services.stats));
         await authed.register(webhookRoutes(services.webhooks, (endpoint) => sendTestEvent(services, endpoint)));
         await authed.register(sandboxRoutes({ inbox: services.sandbox, enabled: config.delivery.mode === 'sandbox' }));
       });

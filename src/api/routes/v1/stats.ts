@@ -1,0 +1,42 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { StatsService } from '../../../stats/service.ts';
+import { authErrors, bearerSecurity, errors } from '../../schemas/common.ts';
+
+const n = (description?: string) => Type.Integer(description ? { description } : {});
+const DayStats = Type.Object({
+  day: Type.String({ description: 'UTC day, YYYY-MM-DD' }),
+  stream: Type.String(),
+  sent: n('recipients accepted that day, suppressed ones excepted'),
+  delivered: n(),
+  bounced: Type.Object({ permanent: n(), transient: n(), blocked: n() }),
+  complained: n(),
+  opened: n(),
+  clicked: n(),
+  unsubscribed: n(),
+});
+const QueueStats = Type.Object({
+  scheduled: n(),
+  queued: n(),
+  sending: n(),
+  deferred: n('recipients waiting for a retry'),
+  oldest_deferred_since: Type.Union([Type.String(), Type.Null()], { description: 'when the oldest deferred recipient first became due' }),
+  oldest_deferred_age_seconds: Type.Union([Type.Integer(), Type.Null()]),
+});
+const tags = ['stats'];
+
+/** What the console's overview shows; a domain-scoped key sees its domain's mail. */
+export const statsRoutes =
+  (stats: StatsService): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get('/stats/daily', {
+      schema: {
+        tags, security: bearerSecurity,
+        querystring: Type.Object({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, default: 30 })) }, { additionalProperties: false }),
+        response: { 200: Type.Object({ from: Type.String(), to: Type.String(), data: Type.Array(DayStats) }), ...authErrors, 422: errors[422] },
+      },
+    }, async (request) => stats.daily(request.principal, request.query.days ?? 30));
+
+    app.get('/stats/queue', {
+      schema: { tags, security: bearerSecurity, response: { 200: QueueStats, ...authErrors } },
+    }, async (request) => stats.queue(request.principal));
+  };
