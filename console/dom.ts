@@ -63,10 +63,12 @@ export function select(name: string, options: [string, string][], value = ''): H
   return el;
 }
 
+/** Scrolls sideways on a narrow screen; focusable so a keyboard can scroll it too. */
+export const scroller = (label: string, ...children: Child[]) => h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': label }, ...children);
+
 export function table(headings: string[], rows: Child[][], caption?: string): HTMLElement {
-  return h(
-    'div',
-    { class: 'table-wrap' },
+  return scroller(
+    caption ?? `Table: ${headings.filter(Boolean).join(', ')}`,
     h(
       'table',
       {},

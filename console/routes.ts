@@ -3,6 +3,10 @@ import { messageList } from './screens/messages.ts';
 import { messagePage } from './screens/message.ts';
 import { suppressionsScreen } from './screens/suppressions.ts';
 import { webhookPage, webhooksScreen } from './screens/webhooks.ts';
+import { overviewScreen } from './screens/overview.ts';
+import { domainPage, domainsScreen } from './screens/domains.ts';
+import { keysScreen } from './screens/keys.ts';
+import { capturePage, sandboxScreen } from './screens/sandbox.ts';
 
 /** Renders into `main`; may return a function that stops its background work. */
 export type Render = (main: HTMLElement, params: Params, session: Session) => Promise<(() => void) | void>;
@@ -26,9 +30,13 @@ const always = () => true;
 const workspaceKey = (s: Session) => s.scope === 'workspace';
 
 export const SCREENS: Screen[] = [
+  { path: 'overview', title: 'Overview', render: overviewScreen, shown: always },
   { path: 'messages', title: 'Messages', render: messageList, item: messagePage, shown: always },
   { path: 'suppressions', title: 'Suppressions', render: suppressionsScreen, shown: always },
+  { path: 'domains', title: 'Domains', render: domainsScreen, item: domainPage, shown: workspaceKey },
   { path: 'webhooks', title: 'Webhooks', render: webhooksScreen, item: webhookPage, shown: workspaceKey },
+  { path: 'keys', title: 'API keys', render: keysScreen, shown: workspaceKey },
+  { path: 'sandbox', title: 'Sandbox inbox', render: sandboxScreen, item: capturePage, shown: (s) => s.sandbox },
 ];
 
 /** `#/messages/12?x=y` → the messages screen's item page with id 12. */

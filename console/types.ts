@@ -68,3 +68,71 @@ export interface WebhookAttempt {
   duration_ms: number;
   created_at: string;
 }
+
+export interface DnsRecord {
+  type: string;
+  name: string;
+  value: string;
+  priority?: number;
+  purpose: string;
+  required: boolean;
+  verified: boolean;
+}
+
+export interface Domain {
+  id: number;
+  name: string;
+  status: string;
+  verified_by: string | null;
+  selector: string;
+  records: DnsRecord[];
+  problems: string[];
+  open_tracking: boolean;
+  click_tracking: boolean;
+  created_at: string;
+  verified_at: string | null;
+}
+
+export interface ApiKey {
+  id: number;
+  name: string;
+  prefix: string;
+  scope: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface DayStats {
+  day: string;
+  stream: string;
+  sent: number;
+  delivered: number;
+  bounced: { permanent: number; transient: number; blocked: number };
+  complained: number;
+  opened: number;
+  clicked: number;
+  unsubscribed: number;
+}
+
+export interface QueueStats {
+  scheduled: number;
+  queued: number;
+  sending: number;
+  deferred: number;
+  oldest_deferred_since: string | null;
+  oldest_deferred_age_seconds: number | null;
+}
+
+export interface Capture {
+  id: number;
+  email_id: number;
+  recipient: string;
+  envelope: { mail_from: string; rcpt_to: string };
+  message_id: string;
+  subject: string;
+  outcome: string;
+  response: string;
+  dkim: { result: string; detail: string };
+  size: number;
+  captured_at: string;
+}

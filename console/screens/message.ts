@@ -12,12 +12,12 @@ const FRAME_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
  * The HTML is set as the frame's document source (srcdoc), never parsed into the console's page.
  */
 function htmlFrame(html: string): HTMLIFrameElement {
-  const frame = h('iframe', { class: 'email-html', title: 'HTML part of the message', sandbox: '', referrerpolicy: 'no-referrer', loading: 'lazy' });
+  const frame = h('iframe', { class: 'email-html', title: 'HTML part of the message', sandbox: '', referrerpolicy: 'no-referrer' });
   frame.srcdoc = `<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${FRAME_CSP}"><base target="_blank">${html}`;
   return frame;
 }
 
-function contentSection(c: EmailContent): HTMLElement {
+export function contentSection(c: EmailContent): HTMLElement {
   if (!c.available) return h('p', { class: 'muted' }, 'The body of this message was removed by retention; its status and events remain.');
   return h(
     'div',

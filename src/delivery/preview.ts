@@ -23,7 +23,11 @@ export async function messageSource(row: MessageRow, hostname: string): Promise<
   if (row.content === null) return { available: false, headers: [], html: null, text: null, raw: null };
   const prepared = await prepareMessage(row, hostname);
   const body = prepared.body.map((part) => (typeof part === 'string' ? prepared.parts[part]! : part));
-  const raw = Buffer.concat([prepared.head, Buffer.from('\r\n'), ...body]);
+  return readMime(Buffer.concat([prepared.head, Buffer.from('\r\n'), ...body]));
+}
+
+/** A MIME message as a mail client shows it: header fields, the HTML and text parts, the source. */
+export async function readMime(raw: Buffer): Promise<MessageSource> {
   const parsed = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
   return {
     available: true,

@@ -2,6 +2,8 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { ServiceError } from '../../../core/errors.ts';
 import { captureDetail, captureSummary, type SandboxInbox } from '../../../sandbox/inbox.ts';
 import { decodeCursor, toPage } from '../../pagination.ts';
+import { readMime } from '../../../delivery/preview.ts';
+import { EmailContent } from '../../schemas/emails.ts';
 import { IdParams, authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
 
 const summaryFields = {
@@ -65,5 +67,13 @@ export const sandboxRoutes =
     }, async (request) => {
       if (!deps.enabled) throw notSandbox();
       return captureDetail(await deps.inbox.get(request.principal, request.params.id));
+    });
+
+    app.get('/sandbox/messages/:id/content', {
+      schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: EmailContent, ...authErrors, 404: errors[404], 422: errors[422] } },
+    }, async (request) => {
+      if (!deps.enabled) throw notSandbox();
+      const row = await deps.inbox.get(request.principal, request.params.id);
+      return readMime(Buffer.from(row.raw));
     });
   };

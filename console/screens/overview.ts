@@ -1,0 +1,60 @@
+import { api } from '../api.ts';
+import { lineChart } from '../chart.ts';
+import { h, link, replace } from '../dom.ts';
+import type { Render } from '../routes.ts';
+import type { DayStats, QueueStats } from '../types.ts';
+
+// Colours chosen to stay distinct for the common colour-vision deficiencies (Okabe-Ito).
+const COLORS = { sent: '#0072b2', delivered: '#009e73', permanent: '#d55e00', transient: '#e69f00', blocked: '#cc79a7', complained: '#000000', opened: '#56b4e9', clicked: '#009e73' };
+
+function age(seconds: number): string {
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 172_800) return `${Math.round(seconds / 3600)} h`;
+  return `${Math.round(seconds / 86_400)} days`;
+}
+
+export const overviewScreen: Render = async (main) => {
+  const [daily, queue] = await Promise.all([api.get<{ from: string; to: string; data: DayStats[] }>('/stats/daily?days=30'), api.get<QueueStats>('/stats/queue')]);
+  const charts = ['transactional', 'broadcast'].flatMap((stream) => {
+    const rows = daily.data.filter((r) => r.stream === stream);
+    const days = rows.map((r) => r.day);
+    const pick = (f: (r: DayStats) => number) => rows.map(f);
+    return [
+      lineChart(`${stream}: delivery`, days, [
+        { name: 'sent', color: COLORS.sent, values: pick((r) => r.sent) },
+        { name: 'delivered', color: COLORS.delivered, values: pick((r) => r.delivered) },
+        { name: 'bounced (permanent)', color: COLORS.permanent, values: pick((r) => r.bounced.permanent) },
+        { name: 'bounced (transient)', color: COLORS.transient, values: pick((r) => r.bounced.transient) },
+        { name: 'bounced (blocked)', color: COLORS.blocked, values: pick((r) => r.bounced.blocked) },
+        { name: 'complained', color: COLORS.complained, values: pick((r) => r.complained) },
+      ]),
+      lineChart(`${stream}: engagement`, days, [
+        { name: 'opened', color: COLORS.opened, values: pick((r) => r.opened) },
+        { name: 'clicked', color: COLORS.clicked, values: pick((r) => r.clicked) },
+      ]),
+    ];
+  });
+  const deferred = queue.deferred;
+  replace(
+    main,
+    h('h1', {}, 'Overview'),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'queue-title' },
+      h('h2', { id: 'queue-title' }, 'Queue'),
+      h(
+        'dl',
+        { class: 'facts' },
+        h('dt', {}, 'Deferred (waiting for a retry)'),
+        h('dd', { class: 'deferred-count' }, deferred ? link('/messages?status=deferred', String(deferred)) : '0'),
+        h('dt', {}, 'Oldest deferred'),
+        h('dd', {}, queue.oldest_deferred_age_seconds === null ? '—' : `${age(queue.oldest_deferred_age_seconds)} (due since ${queue.oldest_deferred_since})`),
+        h('dt', {}, 'Queued, sending, scheduled'),
+        h('dd', {}, `${queue.queued}, ${queue.sending}, ${queue.scheduled}`),
+      ),
+    ),
+    h('h2', {}, `Last 30 days (${daily.from} to ${daily.to}, UTC)`),
+    h('div', { class: 'charts' }, charts),
+  );
+};
