@@ -52,8 +52,8 @@ describe('the console: overview, domains, API keys, sandbox inbox, scopes', () =
     expect(domains.find((d: { name: string }) => d.name === 'shop.test')).toMatchObject({ status: 'verified', click_tracking: true, open_tracking: false });
 
     await page.getByRole('link', { name: 'API keys' }).click();
-    await page.getByLabel('Name').fill('billing app');
-    await page.getByLabel('Scope').selectOption('shop.test');
+    await page.getByLabel('Name', { exact: true }).fill('billing app');
+    await page.getByLabel('Scope', { exact: true }).selectOption('shop.test');
     await page.getByRole('button', { name: 'Create key' }).click();
     const secret = (await page.locator('.secret').textContent())!;
     expect(secret).toMatch(/^mk_[0-9A-Za-z]{32}$/);

@@ -31,7 +31,10 @@ export async function launchBrowser(): Promise<Browser> {
 export interface ConsolePage {
   context: BrowserContext;
   page: Page;
-  /** Every URL the page requested, in order. */
+  /**
+   * Every URL the page fetched, in order; a request the page's policy blocked before it left
+   * (Chromium still announces it) is not counted.
+   */
   requests: string[];
   /** Dialogs (alert, confirm, prompt) the page tried to open. */
   dialogs: string[];
@@ -48,7 +51,10 @@ export async function openConsole(
   const page = await context.newPage();
   const requests: string[] = [];
   const dialogs: string[] = [];
-  context.on('request', (r) => requests.push(r.url()));
+  context.on('requestfinished', (r) => requests.push(r.url()));
+  context.on('requestfailed', (r) => {
+    if (!/^csp$|BLOCKED_BY_CSP/i.test(r.failure()?.errorText ?? '')) requests.push(`${r.url()} (${r.failure()?.errorText})`);
+  });
   page.on('dialog', (d) => {
     dialogs.push(d.message());
     void d.dismiss();
