@@ -15,7 +15,7 @@ async function populated() {
   const hook = await env.server.services.webhooks.create(env.ws.id, { url: receiver.url.replace('127.0.0.1', 'hooks.example') });
   await env.server.services.tenancy.createKey(env.ws.id, { name: 'billing app' });
   const domain = (await env.server.api('GET', '/domains', { key: env.ws.apiKey })).body.data[0];
-  const capture = (await env.inbox())[0];
+  const [capture] = await env.inbox(`?email_id=${delivered}`);
   return { env, delivered, hookId: hook.id, domainId: domain.id, captureId: capture.id };
 }
 
@@ -32,7 +32,7 @@ function screens(w: Awaited<ReturnType<typeof populated>>): [string, string, str
     ['webhook', `#/webhooks/${w.hookId}`, /^http:\/\/hooks\.example/],
     ['keys', '#/keys', 'API keys'],
     ['sandbox', '#/sandbox', 'Sandbox inbox'],
-    ['sandbox-message', `#/sandbox/${w.captureId}`, /^(Welcome aboard|Your invoice)$/],
+    ['sandbox-message', `#/sandbox/${w.captureId}`, 'Welcome aboard'],
   ];
 }
 
