@@ -136,3 +136,15 @@ export interface Capture {
   size: number;
   captured_at: string;
 }
+
+export interface SuppressionCause {
+  event: string;
+  occurred_at: string;
+  bounce_type: string | null;
+  response: string;
+  reporting_mta: string;
+  status: string | null;
+  reason: string | null;
+  decided_by: string[];
+  feedback_type: string | null;
+}

@@ -1,7 +1,7 @@
 import { api, query, type Page, type Session } from '../api.ts';
 import { field, h, link, notice, replace, select, table, when } from '../dom.ts';
 import type { Render } from '../routes.ts';
-import type { Suppression } from '../types.ts';
+import type { Suppression, SuppressionCause } from '../types.ts';
 
 const STREAMS: [string, string][] = [['transactional', 'transactional'], ['broadcast', 'broadcast']];
 
@@ -19,6 +19,34 @@ function download(name: string, text: string): void {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** The report behind an entry, loaded when opened: the server's words and the classifier's reading. */
+function causeOf(s: Suppression): HTMLElement {
+  const body = h('div', { class: 'cause' }, 'Loading…');
+  const details = h('details', {}, h('summary', {}, 'Report'), body);
+  details.addEventListener('toggle', async () => {
+    if (!details.open || details.dataset.loaded) return;
+    details.dataset.loaded = 'yes';
+    try {
+      const { cause } = await api.get<Suppression & { cause: SuppressionCause | null }>(`/suppressions/${encodeURIComponent(s.stream)}/${encodeURIComponent(s.address)}`);
+      if (!cause) return replace(body, 'No report kept (retention removed it).');
+      replace(
+        body,
+        h('dl', { class: 'facts' },
+          h('dt', {}, 'Event'), h('dd', {}, `${cause.event} at ${when(cause.occurred_at)}`),
+          cause.bounce_type ? [h('dt', {}, 'Bounce'), h('dd', {}, `${cause.bounce_type}${cause.reason ? `: ${cause.reason}` : ''}${cause.status ? ` (${cause.status})` : ''}`)] : null,
+          cause.feedback_type ? [h('dt', {}, 'Feedback type'), h('dd', {}, cause.feedback_type)] : null,
+          h('dt', {}, 'Reported by'), h('dd', {}, cause.reporting_mta || '—'),
+          h('dt', {}, 'Their words'), h('dd', { class: 'reply' }, cause.response || '—'),
+          cause.decided_by.length ? [h('dt', {}, 'Why this type'), h('dd', {}, h('ul', {}, cause.decided_by.map((d) => h('li', {}, d))))] : null,
+        ),
+      );
+    } catch (err) {
+      replace(body, notice((err as Error).message, 'error'));
+    }
+  });
+  return details;
 }
 
 export const suppressionsScreen: Render = async (main, params, session: Session) => {
@@ -55,7 +83,7 @@ export const suppressionsScreen: Render = async (main, params, session: Session)
   const rowOf = (s: Suppression) => [
     s.address,
     REASONS[s.reason] ?? s.reason,
-    s.email_id ? link(`/messages/${s.email_id}`, `message #${s.email_id}`) : '—',
+    s.email_id ? [link(`/messages/${s.email_id}`, `message #${s.email_id}`), causeOf(s)] : '—',
     when(s.created_at),
     canChange ? remove(s) : '',
   ];

@@ -1,3 +1,4 @@
+import { suppressionCause } from './cause.ts';
 import { invalid, notFound } from '../core/errors.ts';
 import type { Clock } from '../core/ports.ts';
 import { iso } from '../core/time.ts';
@@ -56,6 +57,12 @@ export class SuppressionService {
     const row = await suppressionsRepo.find(this.deps.db, workspaceId, checkStream(stream), address.toLowerCase());
     if (!row || (domain !== null && row.domain !== domain)) throw notFound();
     return row;
+  }
+
+  /** An entry with what caused it (see suppressionCause). */
+  async explain(workspaceId: number, stream: string, address: string, domain: string | null = null) {
+    const row = await this.get(workspaceId, stream, address, domain);
+    return { row, cause: await suppressionCause(this.deps.db, row) };
   }
 
   list(workspaceId: number, opts: { stream?: string; domain?: string | null; afterId?: number; search?: string; limit: number }) {

@@ -32,6 +32,9 @@ describe('the console: overview, domains, API keys, sandbox inbox, scopes', () =
 
     // The bounce put the address on the list, linked to the message that caused it.
     await page.getByRole('link', { name: 'Suppressions' }).click();
+    await page.getByText('Report', { exact: true }).click();
+    await page.locator('.cause').getByText('permanent: user_unknown (5.1.1)').waitFor();
+    expect(await page.locator('.cause').textContent()).toContain('User unknown in local recipient table');
     await page.getByRole('link', { name: `message #${bad}` }).click();
     await page.getByRole('heading', { level: 1, name: 'Receipt 2' }).waitFor();
     expect(await page.locator('ol.timeline').textContent()).toMatch(/email\.bounced.*\(permanent\).*User unknown/);

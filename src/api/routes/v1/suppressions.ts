@@ -15,6 +15,20 @@ const Suppression = Type.Object(
   },
   { $id: 'Suppression' },
 );
+const Cause = Type.Union([
+  Type.Object({
+    event: Type.String({ description: 'email.bounced, email.complained or email.unsubscribed' }),
+    occurred_at: Type.String(),
+    bounce_type: Type.Union([Type.String(), Type.Null()]),
+    response: Type.String({ description: "the receiving server's or the report's own words" }),
+    reporting_mta: Type.String(),
+    status: Type.Union([Type.String(), Type.Null()], { description: 'bounces: the enhanced status code' }),
+    reason: Type.Union([Type.String(), Type.Null()], { description: 'bounces: the classifier\'s reason word, e.g. user_unknown' }),
+    decided_by: Type.Array(Type.String(), { description: 'bounces: the classifier rules that decided, as `mailsvc bounce explain` lists them' }),
+    feedback_type: Type.Union([Type.String(), Type.Null()], { description: 'complaints: the ARF feedback type' }),
+  }),
+  Type.Null(),
+], { description: 'the event that put the address on the list; null for a manual entry or once retention pruned it' });
 const EntryParams = Type.Object({ stream: Type.String(), address: Type.String({ maxLength: 320 }) });
 const tags = ['suppressions'];
 
@@ -99,10 +113,14 @@ export const suppressionRoutes =
     });
 
     app.get('/suppressions/:stream/:address', {
-      schema: { tags, security: bearerSecurity, params: EntryParams, response: { 200: ref, ...authErrors, 404: errors[404], 422: errors[422] } },
-    }, async (request) =>
-      suppressionView(await suppressions.get(request.principal.workspaceId, request.params.stream, request.params.address, request.principal.domain)),
-    );
+      schema: {
+        tags, security: bearerSecurity, params: EntryParams,
+        response: { 200: Type.Object({ ...Suppression.properties, cause: Cause }), ...authErrors, 404: errors[404], 422: errors[422] },
+      },
+    }, async (request) => {
+      const { row, cause } = await suppressions.explain(request.principal.workspaceId, request.params.stream, request.params.address, request.principal.domain);
+      return { ...suppressionView(row), cause };
+    });
 
     app.delete('/suppressions/:stream/:address', {
       schema: {
