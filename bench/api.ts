@@ -21,7 +21,6 @@ import { cpuSeconds, fmt, showSpread, spread, startChild, type Child } from './l
 const runs = Number(process.argv[2] ?? 3);
 const seconds = Number(process.argv[3] ?? 5);
 const connections = Number(process.argv[4] ?? 50);
-const profileDir = process.env.MAILSVC_BENCH_PROFILE;
 
 /** About 2 KB of JSON, the same for every target. */
 function body(domain: string): string {
@@ -69,8 +68,7 @@ try {
     for (const target of ['NORMAL', 'FULL', 'mailsvc'] as Target[]) {
       if (target === 'mailsvc') {
         const site = await mailsvcSite();
-        const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-        const server = await startMailsvc(site, 'api', /HTTP API listening on [\d.]+:(\d+)/, nodeArgs);
+        const server = await startMailsvc(site, 'api', /HTTP API listening on [\d.]+:(\d+)/);
         try {
           results.mailsvc.push(await measure(server, `http://127.0.0.1:${server.ready[1]}`, { authorization: `Bearer ${site.apiKey}` }, body(site.domain)));
         } finally {

@@ -50,8 +50,13 @@ export async function mailsvcSite(settings: Record<string, unknown> = {}, domain
   }
 }
 
-/** `mailsvc serve --roles ROLES` on the site; resolves once the line `ready` shows. */
-export function startMailsvc(site: MailsvcSite, roles: string, ready: RegExp, nodeArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Child> {
+/**
+ * `mailsvc serve --roles ROLES` on the site; resolves once the line `ready` shows. With
+ * MAILSVC_BENCH_PROFILE=DIR, the child writes a CPU profile (`node --cpu-prof`) there on exit.
+ */
+export function startMailsvc(site: MailsvcSite, roles: string, ready: RegExp, env: NodeJS.ProcessEnv = {}): Promise<Child> {
+  const profileDir = process.env.MAILSVC_BENCH_PROFILE;
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   return startChild(process.execPath, [...nodeArgs, CLI, '--config', site.configFile, 'serve', '--roles', roles, '--http-port', '0'], ready, {
     env: { ...process.env, ...env },
   });

@@ -5,7 +5,7 @@
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, waitForPort } from './smtp.ts';
@@ -45,6 +45,8 @@ async function startOpendkim(dir: string, domain: string): Promise<{ port: numbe
       `Socket inet:${port}@127.0.0.1`,
       `PidFile ${join(dir, 'opendkim.pid')}`,
       'Mode s',
+      // The key sits under /var/tmp, which others may write to; opendkim would refuse it.
+      'RequireSafeKeys false',
       `Domain ${domain}`,
       'Selector bench',
       `KeyFile ${join(keys, 'bench.private')}`,
@@ -58,10 +60,15 @@ async function startOpendkim(dir: string, domain: string): Promise<{ port: numbe
 }
 
 export async function startPostfix(opts: { relayTo: number; dkimDomain?: string }): Promise<PostfixInstance> {
-  const dir = mkdtempSync(join(tmpdir(), 'mailsvc-bench-postfix-'));
+  // Postfix and opendkim drop to their own users, who must reach the directory: /tmp may be
+  // private to root, /var/tmp is open to all.
+  const base = (statSync(tmpdir()).mode & 0o001) !== 0 ? tmpdir() : '/var/tmp';
+  const dir = mkdtempSync(join(base, 'mailsvc-bench-postfix-'));
   chmodSync(dir, 0o755);
   const conf = join(dir, 'etc');
-  mkdirSync(conf);
+  for (const sub of ['etc', 'spool', 'lib']) mkdirSync(join(dir, sub));
+  const postfixUser = uidOf('postfix');
+  chownSync(join(dir, 'lib'), postfixUser.uid, postfixUser.gid);
   const milter = opts.dkimDomain ? await startOpendkim(dir, opts.dkimDomain) : null;
   const port = await freePort();
   writeFileSync(
@@ -83,6 +90,7 @@ export async function startPostfix(opts: { relayTo: number; dkimDomain?: string 
       'alias_database =',
       'local_recipient_maps =',
       `maillog_file = ${join(dir, 'maillog')}`,
+      `maillog_file_prefixes = ${dir}`,
       'biff = no',
       ...(milter ? [`smtpd_milters = inet:127.0.0.1:${milter.port}`, 'non_smtpd_milters = $smtpd_milters', 'milter_default_action = tempfail'] : []),
       '',
