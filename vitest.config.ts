@@ -17,6 +17,7 @@ const TIMED = [
   'test/messages/validate.test.ts',
   'test/sandbox/*.test.ts',
   'test/scale/schedule.test.ts',
+  'test/submission/greeting.test.ts',
   'test/webhooks/dispatch.test.ts',
 ];
 

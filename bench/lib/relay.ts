@@ -26,6 +26,8 @@ interface Run {
   perSecond: number;
   seconds: number;
   received: number;
+  /** Seconds until the last message was accepted (smtp-source or autocannon done). */
+  acceptedSeconds: number;
   cpuSeconds?: number;
   peakRssMb?: number;
 }
@@ -51,9 +53,10 @@ async function throughPostfix(opts: RelayOptions, dkim: boolean): Promise<Run> {
     try {
       const started = performance.now();
       await smtpSource(postfix.port, { total: opts.total, sessions: opts.sessions, bytes: opts.bytes, from: 'news@bench.test', to: 'user@dest.test' });
+      const acceptedSeconds = (performance.now() - started) / 1000;
       const ended = await drained(sink, opts.total);
       const seconds = (ended - started) / 1000;
-      return { perSecond: sink.count() >= opts.total ? opts.total / seconds : 0, seconds, received: await settle(sink) };
+      return { perSecond: sink.count() >= opts.total ? opts.total / seconds : 0, seconds, acceptedSeconds, received: await settle(sink) };
     } finally {
       await postfix.stop();
     }
@@ -105,10 +108,11 @@ async function throughMailsvc(opts: RelayOptions): Promise<Run> {
         });
         if (result['2xx'] !== opts.total) throw new Error(`${result['2xx']} of ${opts.total} requests answered 2xx (${result.non2xx} other, ${result.errors} errors)`);
       }
+      const acceptedSeconds = (performance.now() - started) / 1000;
       const ended = await drained(sink, opts.total);
       const seconds = (ended - started) / 1000;
       const received = await settle(sink);
-      run = { perSecond: sink.count() >= opts.total ? opts.total / seconds : 0, seconds, received, cpuSeconds: cpuSeconds(server.pid) - cpuBefore, peakRssMb: peakRssMb(server.pid) };
+      run = { perSecond: sink.count() >= opts.total ? opts.total / seconds : 0, seconds, acceptedSeconds, received, cpuSeconds: cpuSeconds(server.pid) - cpuBefore, peakRssMb: peakRssMb(server.pid) };
     } finally {
       await server.stop();
     }
@@ -144,7 +148,7 @@ export async function relayBench(opts: RelayOptions): Promise<void> {
       const r = target === 'mailsvc' ? await throughMailsvc(opts) : await throughPostfix(opts, target === 'postfix+opendkim');
       results[target].push(r);
       const extra = r.cpuSeconds !== undefined ? `  mailsvc CPU ${fmt(r.cpuSeconds, 1)} s (${fmt((r.cpuSeconds * 1000) / opts.total, 2)} ms/msg), peak RSS ${r.peakRssMb} MB` : '';
-      console.log(`run ${run} ${target.padEnd(16)} ${fmt(r.perSecond).padStart(6)} msgs/s  ${fmt(r.seconds, 1)} s  sink ${r.received}/${opts.total}${extra}`);
+      console.log(`run ${run} ${target.padEnd(16)} ${fmt(r.perSecond).padStart(6)} msgs/s  ${fmt(r.seconds, 1)} s (all accepted after ${fmt(r.acceptedSeconds, 1)} s)  sink ${r.received}/${opts.total}${extra}`);
     }
   }
   const lost = Object.entries(results).flatMap(([t, rs]) => rs.filter((r) => r.received !== opts.total).map((r) => `${t}: ${r.received}`));

@@ -11,6 +11,7 @@ import type { Principal } from '../tenancy/principal.ts';
 import type { TlsCredentials } from '../tls/certificates.ts';
 import { AuthFailures, insecureAuthAllowed } from './auth.ts';
 import { readSubmission } from './message.ts';
+import { PromptGreetingServer } from './prompt-greeting.ts';
 import { SmtpReplyError } from '../core/smtp-reply.ts';
 import { fromServiceError, refuse } from './replies.ts';
 
@@ -191,7 +192,7 @@ export async function startSubmissionListeners(deps: SubmissionDeps, options: Su
     ...handlers,
   };
 
-  const servers = [new SMTPServer({ ...base, secure: false }), new SMTPServer({ ...base, secure: true })];
+  const servers = [new PromptGreetingServer({ ...base, secure: false }), new PromptGreetingServer({ ...base, secure: true })];
   for (const server of servers) server.on('error', (err) => log.warn({ phase: 'session', err }, 'submission session error'));
   const ports: number[] = [];
   try {
