@@ -99,10 +99,12 @@ const allReceived = new Promise<void>((resolve) => {
   };
 });
 const started = Date.now();
+const cpuBefore = process.cpuUsage();
 worker.start();
 await allReceived;
 await worker.stop();
 const seconds = (Date.now() - started) / 1000;
+const cpu = process.cpuUsage(cpuBefore);
 
 const statuses = (await services.db('recipients').groupBy('status').select('status').count({ n: '*' })) as unknown as { status: string; n: number | string }[];
 console.log(
@@ -118,6 +120,7 @@ console.log(
     queued_in_s: Number(queueSeconds.toFixed(2)),
     delivered_in_s: Number(seconds.toFixed(2)),
     messages_per_s: Math.round(total / seconds),
+    cpu_ms_per_message: Number(((cpu.user + cpu.system) / 1000 / total).toFixed(3)),
     statuses: Object.fromEntries(statuses.map((s) => [s.status, Number(s.n)])),
   }),
 );

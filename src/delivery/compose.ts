@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { encodeWords, foldLines } from 'nodemailer/lib/mime-funcs';
-import MimeNode from 'nodemailer/lib/mime-node';
 import { dkimBodyHash, dkimSignatureField, normaliseMessage, splitMessage } from '../dkim/sign.ts';
 import { readContent, readEnvelope, type FieldsContent, type MessageContent } from '../messages/content.ts';
 import type { MessageRow } from '../store/messages.ts';
+import { encodeText, type EncodedPart, type Slot } from './text-part.ts';
 
 /** A text part a render step may produce per recipient (tracked links, an unsubscribe URL). */
-export type Slot = 'html' | 'text';
+export type { Slot };
 
 /** What differs for one recipient; anything left out is the message's own. */
 export interface RecipientParts {
@@ -21,7 +21,9 @@ export interface RecipientParts {
  * A message built once for all its recipients, normalised for signing (CRLF, no line over 998
  * octets). The header block and every body part but the text ones are shared bytes; the text
  * parts sit in the body as slots so a recipient's own HTML is encoded alone, and a 1 MB
- * attachment is encoded once, not once per recipient.
+ * attachment is encoded once, not once per recipient. The stored text parts themselves are
+ * encoded (and the shared body hashed) only when a recipient is sent them: a message whose every
+ * recipient gets its own tracked HTML never encodes the stored HTML.
  */
 export interface PreparedMessage {
   message: Pick<MessageRow, 'id' | 'workspace_id' | 'domain' | 'stream' | 'message_id_header'>;
@@ -30,11 +32,15 @@ export interface PreparedMessage {
   text: string | null;
   head: Buffer;
   body: (Buffer | Slot)[];
-  /** Each slot's part as stored, and the body hash with them. */
-  parts: Partial<Record<Slot, Buffer>>;
-  bodyHash: string;
-  /** A single-part message has no shared body to keep: a recipient's own text rebuilds it whole. */
-  rebuild: ((parts: RecipientParts) => Promise<Buffer>) | null;
+  /**
+   * A message of one text part has no multipart around it: that part's Content-Type is in the
+   * head and its transfer encoding, which depends on the content, is added per copy.
+   */
+  single: Slot | null;
+  /** The stored text part of a slot, encoded on first use. */
+  shared(slot: Slot): EncodedPart;
+  /** The DKIM body hash of the copy that has every stored part, computed on first use. */
+  sharedBodyHash(): string;
   size: number;
 }
 
@@ -61,19 +67,6 @@ function compose(options: ConstructorParameters<typeof MailComposer>[0]): Promis
   });
 }
 
-/**
- * One text part (its Content-Type and transfer encoding with it) exactly as MailComposer embeds
- * it: built inside a multipart of its own, and cut out between the boundary lines.
- */
-async function textPart(slot: Slot, content: string): Promise<Buffer> {
-  const root = new MimeNode('multipart/alternative');
-  root.createChild(`text/${slot === 'html' ? 'html' : 'plain'}; charset=utf-8`).setContent(content);
-  const built = normaliseMessage(await root.build());
-  const start = built.indexOf('\r\n\r\n') + 4;
-  const delimiter = built.subarray(start, built.indexOf('\r\n', start)).toString('latin1');
-  return built.subarray(start + delimiter.length + 2, built.lastIndexOf(`\r\n${delimiter}--`));
-}
-
 /** Header fields added for one recipient, encoded and folded (RFC 2047, RFC 5322 §2.2.3). */
 function headerBlock(headers: Record<string, string>): Buffer {
   const lines = Object.entries(headers).map(([name, value]) => `${foldLines(`${name}: ${encodeWords(value, 'Q', 52)}`, 76)}\r\n`);
@@ -91,7 +84,7 @@ function message(row: MessageRow): PreparedMessage['message'] {
  */
 function fieldsOptions(row: MessageRow, content: FieldsContent, senderId: string) {
   const envelope = readEnvelope(row.envelope);
-  return (parts: { html?: string | { raw: string }; text?: string | { raw: string } }, extra: Record<string, string> = {}) => ({
+  return (parts: { html?: string | { raw: string }; text?: string | { raw: string } }) => ({
     from: row.from_header,
     to: envelope.to.length > 0 ? envelope.to : undefined,
     cc: envelope.cc.length > 0 ? envelope.cc : undefined,
@@ -102,38 +95,57 @@ function fieldsOptions(row: MessageRow, content: FieldsContent, senderId: string
     messageId: row.message_id_header,
     ...parts,
     attachments: content.attachments.map((a) => ({ filename: a.filename, content: a.content, encoding: 'base64', contentType: a.contentType })),
-    headers: { ...content.headers, 'Feedback-ID': feedbackId(row, senderId), ...extra },
+    headers: { ...content.headers, 'Feedback-ID': feedbackId(row, senderId) },
     disableFileAccess: true,
     disableUrlAccess: true,
   });
 }
 
+/** The lazily encoded text parts and body hash of a prepared message. */
+function sharedParts(content: Pick<FieldsContent, 'html' | 'text'>, body: (Buffer | Slot)[], single: Slot | null) {
+  const encoded: Partial<Record<Slot, EncodedPart>> = {};
+  let hash: string | null = null;
+  const shared = (slot: Slot): EncodedPart => (encoded[slot] ??= encodeText(slot, content[slot] ?? ''));
+  return {
+    shared,
+    sharedBodyHash: () => (hash ??= dkimBodyHash(bodyBytes(body, shared, single))),
+  };
+}
+
+/** The body of one copy, each slot filled with its part: whole (multipart) or its body alone. */
+function bodyBytes(body: (Buffer | Slot)[], part: (slot: Slot) => EncodedPart, single: Slot | null): Buffer[] {
+  return body.map((b) => {
+    if (typeof b !== 'string') return b;
+    const p = part(b);
+    return Buffer.from(single ? p.body : `${p.contentType}${p.transferEncoding}\r\n${p.body}`, 'latin1');
+  });
+}
+
+const TRANSFER_ENCODING = /^Content-Transfer-Encoding:[^\r\n]*\r\n/im;
+
 async function prepareFields(row: MessageRow, content: FieldsContent, senderId: string): Promise<PreparedMessage> {
   const options = fieldsOptions(row, content, senderId);
-  const given = { ...(content.text !== null ? { text: content.text } : {}), ...(content.html !== null ? { html: content.html } : {}) };
-  const multipart = content.attachments.length > 0 || (content.text !== null && content.html !== null);
-  if (!multipart) {
-    // One part: the body is that part, so nothing beyond the header is shared anyway.
-    const whole = normaliseMessage(await compose(options(given)));
-    const { head, body } = splitMessage(whole);
-    const rebuild = async (p: RecipientParts) => normaliseMessage(await compose(options({ ...given, ...pick(p) }, p.headers)));
-    return { message: message(row), html: content.html, text: content.text, head, body: [body], parts: {}, bodyHash: dkimBodyHash([body]), rebuild, size: whole.length };
+  const slots = (['text', 'html'] as const).filter((slot) => content[slot] !== null);
+  const stored = slots.reduce((n, slot) => n + Buffer.byteLength(content[slot]!), 0);
+  if (content.attachments.length === 0 && slots.length === 1) {
+    // One part, so the body is that part: the head is built around the stored content and its
+    // transfer encoding comes with each copy's own.
+    const single = slots[0]!;
+    const built = normaliseMessage(await compose(options({ [single]: content[single]! })));
+    const { head: withEncoding } = splitMessage(built);
+    const head = Buffer.from(withEncoding.toString('latin1').replace(TRANSFER_ENCODING, ''), 'latin1');
+    const body = [single];
+    return { message: message(row), html: content.html, text: content.text, head, body, single, ...sharedParts(content, body, single), size: head.length + stored };
   }
   // Markers in place of the text parts, so the rest is built (and encoded) once.
   const marker = (slot: Slot) => `mailsvc-${slot}-part-${randomBytes(12).toString('hex')}`;
   const markers: Partial<Record<Slot, string>> = {};
-  const parts: Partial<Record<Slot, Buffer>> = {};
-  for (const slot of ['text', 'html'] as const) {
-    if (content[slot] === null) continue;
-    markers[slot] = marker(slot);
-    parts[slot] = await textPart(slot, content[slot]);
-  }
+  for (const slot of slots) markers[slot] = marker(slot);
   const raw = await compose(options(Object.fromEntries(Object.entries(markers).map(([slot, m]) => [slot, { raw: m }]))));
   const { head, body: shared } = splitMessage(normaliseMessage(raw));
   const body = splitAtMarkers(shared, markers);
-  const filled = body.map((b) => (typeof b === 'string' ? parts[b]! : b));
-  const size = head.length + filled.reduce((n, b) => n + b.length, 0);
-  return { message: message(row), html: content.html, text: content.text, head, body, parts, bodyHash: dkimBodyHash(filled), rebuild: null, size };
+  const size = head.length + shared.length + stored;
+  return { message: message(row), html: content.html, text: content.text, head, body, single: null, ...sharedParts(content, body, null), size };
 }
 
 function splitAtMarkers(body: Buffer, markers: Partial<Record<Slot, string>>): (Buffer | Slot)[] {
@@ -156,7 +168,8 @@ function prepareMime(row: MessageRow, raw: Buffer, senderId: string): PreparedMe
   const whole = normaliseMessage(raw);
   const { head: submitted, body } = splitMessage(whole);
   const head = Buffer.concat([submitted, headerBlock({ 'Feedback-ID': feedbackId(row, senderId) })]);
-  return { message: message(row), html: null, text: null, head, body: [body], parts: {}, bodyHash: dkimBodyHash([body]), rebuild: null, size: head.length + body.length };
+  const parts = sharedParts({ html: null, text: null }, [body], null);
+  return { message: message(row), html: null, text: null, head, body: [body], single: null, ...parts, size: head.length + body.length };
 }
 
 /** Builds a stored message's shared MIME once, for all its recipients. */
@@ -167,25 +180,24 @@ export async function prepareMessage(row: MessageRow, senderId: string): Promise
   return prepareFields(row, content, senderId);
 }
 
-const pick = (p: RecipientParts) => ({ ...(p.html !== undefined ? { html: p.html } : {}), ...(p.text !== undefined ? { text: p.text } : {}) });
-
 /**
  * The bytes one recipient gets: the shared parts, the recipient's own text parts and header
  * fields where a render step gave them, signed (DKIM, relaxed/relaxed) by the sending domain.
  * Only what differs is encoded or hashed again.
  */
-export async function recipientCopy(prepared: PreparedMessage, own: RecipientParts, key: DkimKey, now: number): Promise<Buffer> {
+export function recipientCopy(prepared: PreparedMessage, own: RecipientParts, key: DkimKey, now: number): Buffer {
   const sign = { domain: key.domain, selector: key.selector, privateKeyPem: key.privateKeyPem, now };
-  const changed = (['html', 'text'] as const).filter((slot) => own[slot] !== undefined && own[slot] !== prepared[slot]);
-  if (prepared.rebuild && changed.length > 0) {
-    const { head, body } = splitMessage(await prepared.rebuild(own));
-    return Buffer.concat([dkimSignatureField(head, dkimBodyHash([body]), sign), head, CRLF, body]);
+  const mine: Partial<Record<Slot, EncodedPart>> = {};
+  for (const slot of ['html', 'text'] as const) {
+    const text = own[slot];
+    if (text !== undefined && text !== prepared[slot] && prepared.body.includes(slot)) mine[slot] = encodeText(slot, text);
   }
-  const parts = { ...prepared.parts };
-  for (const slot of changed) if (parts[slot]) parts[slot] = await textPart(slot, own[slot]!);
-  const body = prepared.body.map((b) => (typeof b === 'string' ? parts[b]! : b));
-  const extra = own.headers && Object.keys(own.headers).length > 0 ? headerBlock(own.headers) : null;
-  const head = extra ? Buffer.concat([prepared.head, extra]) : prepared.head;
-  const bodyHash = changed.length > 0 ? dkimBodyHash(body) : prepared.bodyHash;
+  const part = (slot: Slot) => mine[slot] ?? prepared.shared(slot);
+  const body = bodyBytes(prepared.body, part, prepared.single);
+  const fields = [prepared.head];
+  if (prepared.single) fields.push(Buffer.from(part(prepared.single).transferEncoding, 'latin1'));
+  if (own.headers && Object.keys(own.headers).length > 0) fields.push(headerBlock(own.headers));
+  const head = fields.length === 1 ? prepared.head : Buffer.concat(fields);
+  const bodyHash = Object.keys(mine).length > 0 ? dkimBodyHash(body) : prepared.sharedBodyHash();
   return Buffer.concat([dkimSignatureField(head, bodyHash, sign), head, CRLF, ...body]);
 }

@@ -81,7 +81,7 @@ export class RecipientPipeline {
       stream: prepared.message.stream,
       returnPathDomain: sending.returnPathDomain,
     });
-    const raw = await recipientCopy(prepared, own, sending.key, this.deps.clock.now());
+    const raw = recipientCopy(prepared, own, sending.key, this.deps.clock.now());
     this.deps.metrics.deliverySignatures.inc();
     let last: Verdict | null = null;
     // RFC 5321 §5.1: try each host in order until one takes the message or refuses it for good.
