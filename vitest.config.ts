@@ -18,6 +18,7 @@ const TIMED = [
   'test/sandbox/*.test.ts',
   'test/scale/schedule.test.ts',
   'test/submission/greeting.test.ts',
+  'test/tracking/rewrite.test.ts',
   'test/webhooks/dispatch.test.ts',
 ];
 

@@ -1,5 +1,5 @@
 import { rewriteHtml } from '../tracking/rewrite.ts';
-import { signClick, type TrackingCodecs } from '../tracking/tokens.ts';
+import { clickSigner, type TrackingCodecs } from '../tracking/tokens.ts';
 import type { PreparedMessage, RecipientParts } from './compose.ts';
 
 /** What the render step knows about one recipient's copy beyond the prepared message. */
@@ -60,9 +60,10 @@ export function createRenderStep(deps: RenderDeps): RenderStep {
     const { open, click } = ctx.tracking;
     if (html !== null && (open || click)) {
       const id = ctx.recipient.id;
+      const signClick = clickSigner(deps.tokens.click, id);
       html = rewriteHtml(html, {
         // Links to our own /t/ routes (the unsubscribe URL) are not wrapped in a redirect.
-        link: click ? (url) => (url.startsWith(ours) ? null : tracked(signClick(deps.tokens.click, id, url))) : undefined,
+        link: click ? (url) => (url.startsWith(ours) ? null : tracked(signClick(url))) : undefined,
         pixel: open ? `${base}/t/o/${deps.tokens.open.signId(id)}` : undefined,
       });
     }

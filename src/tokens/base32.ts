@@ -11,21 +11,24 @@ for (let i = 0; i < ALPHABET.length; i++) {
   LOOKUP[ALPHABET.toUpperCase().charCodeAt(i)] = i;
 }
 
+const ALPHABET_CODES = Buffer.from(ALPHABET, 'latin1');
+
 export function base32Encode(bytes: Uint8Array): string {
-  let out = '';
+  const out = Buffer.allocUnsafe(base32Length(bytes.length));
+  let at = 0;
   let buffer = 0;
   let bits = 0;
-  for (const byte of bytes) {
-    buffer = (buffer << 8) | byte;
+  for (let i = 0; i < bytes.length; i++) {
+    buffer = (buffer << 8) | bytes[i]!;
     bits += 8;
     while (bits >= 5) {
       bits -= 5;
-      out += ALPHABET[(buffer >>> bits) & 31];
+      out[at++] = ALPHABET_CODES[(buffer >>> bits) & 31]!;
     }
     buffer &= (1 << bits) - 1;
   }
-  if (bits > 0) out += ALPHABET[(buffer << (5 - bits)) & 31];
-  return out;
+  if (bits > 0) out[at++] = ALPHABET_CODES[(buffer << (5 - bits)) & 31]!;
+  return out.toString('latin1', 0, at);
 }
 
 /** Characters needed for `n` bytes. */

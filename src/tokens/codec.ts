@@ -79,18 +79,20 @@ export function createTokenCodec(keyring: TokenKeyring, options: TokenCodecOptio
     throw new RangeError(`current token key id "${keyring.current}" is not in the keyring`);
   }
 
-  const mac = (key: Buffer, signed: Buffer): Buffer =>
-    createHmac('sha256', key)
-      .update(Buffer.from([purpose.length >> 8, purpose.length & 0xff]))
-      .update(purpose)
-      .update(signed)
-      .digest()
-      .subarray(0, MAC_BYTES);
+  const purposePrefix = Buffer.concat([Buffer.from([purpose.length >> 8, purpose.length & 0xff]), purpose]);
+  const mac = (key: Buffer, signed: Uint8Array): Buffer => createHmac('sha256', key).update(purposePrefix).update(signed).digest();
 
+  const currentKey = keys.get(keyring.current)!;
+  const kid = Buffer.from(keyring.current, 'utf8');
   const sign = (payload: Uint8Array): string => {
-    const kid = Buffer.from(keyring.current, 'utf8');
-    const signed = Buffer.concat([Buffer.from([kid.length]), kid, payload]);
-    return base32Encode(Buffer.concat([signed, mac(keys.get(keyring.current)!, signed)]));
+    // One buffer: kid length, kid, payload, then the MAC over what precedes it.
+    const signedLength = 1 + kid.length + payload.length;
+    const token = Buffer.allocUnsafe(signedLength + MAC_BYTES);
+    token[0] = kid.length;
+    kid.copy(token, 1);
+    token.set(payload, 1 + kid.length);
+    mac(currentKey, token.subarray(0, signedLength)).copy(token, signedLength, 0, MAC_BYTES);
+    return base32Encode(token);
   };
 
   const verify = (token: string): Buffer | null => {
@@ -103,7 +105,7 @@ export function createTokenCodec(keyring: TokenKeyring, options: TokenCodecOptio
     if (!key) return null;
     const signed = bytes.subarray(0, bytes.length - MAC_BYTES);
     const given = bytes.subarray(bytes.length - MAC_BYTES);
-    if (!timingSafeEqual(mac(key, signed), given)) return null;
+    if (!timingSafeEqual(mac(key, signed).subarray(0, MAC_BYTES), given)) return null;
     return Buffer.from(signed.subarray(1 + kidLength));
   };
 

@@ -14,18 +14,21 @@ export interface RewriteOptions {
 const NOTRACK = 'data-mailsvc-notrack';
 const TRACKABLE = /^https?:\/\//i;
 
+const ESCAPED: Record<string, string> = { '&': '&amp;', '"': '&quot;', '<': '&lt;', '>': '&gt;' };
+const TO_ESCAPE = /[&"<>]/g;
+
 /** `&`, `"`, `<` and `>` escaped for a double-quoted attribute value. */
 function escapeAttribute(value: string): string {
-  let out = '';
-  for (const ch of value) {
-    out += ch === '&' ? '&amp;' : ch === '"' ? '&quot;' : ch === '<' ? '&lt;' : ch === '>' ? '&gt;' : ch;
-  }
-  return out;
+  return value.replace(TO_ESCAPE, (ch) => ESCAPED[ch]!);
 }
 
 function openTag(name: string, attribs: Record<string, string>, selfClosing: boolean): string {
-  const attrs = Object.entries(attribs).map(([k, v]) => (v === '' ? ` ${k}` : ` ${k}="${escapeAttribute(v)}"`));
-  return `<${name}${attrs.join('')}${selfClosing ? ' /' : ''}>`;
+  let attrs = '';
+  for (const k in attribs) {
+    const v = attribs[k]!;
+    attrs += v === '' ? ` ${k}` : ` ${k}="${escapeAttribute(v)}"`;
+  }
+  return `<${name}${attrs}${selfClosing ? ' /' : ''}>`;
 }
 
 export const pixelTag = (url: string) =>

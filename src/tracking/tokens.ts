@@ -16,10 +16,21 @@ const WORST_KID_BYTES = 16;
  * the message is pruned, and can only go where a message we sent pointed.
  */
 export function signClick(codec: TokenCodec, recipientId: number, url: string): string | null {
+  return clickSigner(codec, recipientId)(url);
+}
+
+/** Signs the click tokens of one recipient's links, the id encoded once for all of them. */
+export function clickSigner(codec: TokenCodec, recipientId: number): (url: string) => string | null {
   const id = encodeUint(recipientId);
-  const payload = Buffer.concat([Buffer.from([id.length]), id, Buffer.from(url, 'utf8')]);
-  if (tokenLength(payload.length, WORST_KID_BYTES) > MAX_TOKEN_CHARS) return null;
-  return codec.sign(payload);
+  return (url) => {
+    const urlBytes = Buffer.byteLength(url, 'utf8');
+    const payload = Buffer.allocUnsafe(1 + id.length + urlBytes);
+    payload[0] = id.length;
+    id.copy(payload, 1);
+    payload.write(url, 1 + id.length, 'utf8');
+    if (tokenLength(payload.length, WORST_KID_BYTES) > MAX_TOKEN_CHARS) return null;
+    return codec.sign(payload);
+  };
 }
 
 export function verifyClick(codec: TokenCodec, token: string): { recipientId: number; url: string } | null {
