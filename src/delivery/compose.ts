@@ -192,12 +192,21 @@ export function recipientCopy(prepared: PreparedMessage, own: RecipientParts, ke
     const text = own[slot];
     if (text !== undefined && text !== prepared[slot] && prepared.body.includes(slot)) mine[slot] = encodeText(slot, text);
   }
-  const part = (slot: Slot) => mine[slot] ?? prepared.shared(slot);
+  const { head, body } = copyOf(prepared, (slot) => mine[slot] ?? prepared.shared(slot), own.headers);
+  const bodyHash = Object.keys(mine).length > 0 ? dkimBodyHash(body) : prepared.sharedBodyHash();
+  return Buffer.concat([dkimSignatureField(head, bodyHash, sign), head, CRLF, ...body]);
+}
+
+/** The message as every recipient gets it before rendering and signing: the stored parts, no signature. */
+export function unsignedCopy(prepared: PreparedMessage): Buffer {
+  const { head, body } = copyOf(prepared, prepared.shared);
+  return Buffer.concat([head, CRLF, ...body]);
+}
+
+function copyOf(prepared: PreparedMessage, part: (slot: Slot) => EncodedPart, headers?: Record<string, string>): { head: Buffer; body: Buffer[] } {
   const body = bodyBytes(prepared.body, part, prepared.single);
   const fields = [prepared.head];
   if (prepared.single) fields.push(Buffer.from(part(prepared.single).transferEncoding, 'latin1'));
-  if (own.headers && Object.keys(own.headers).length > 0) fields.push(headerBlock(own.headers));
-  const head = fields.length === 1 ? prepared.head : Buffer.concat(fields);
-  const bodyHash = Object.keys(mine).length > 0 ? dkimBodyHash(body) : prepared.sharedBodyHash();
-  return Buffer.concat([dkimSignatureField(head, bodyHash, sign), head, CRLF, ...body]);
+  if (headers && Object.keys(headers).length > 0) fields.push(headerBlock(headers));
+  return { head: fields.length === 1 ? prepared.head : Buffer.concat(fields), body };
 }

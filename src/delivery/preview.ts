@@ -1,6 +1,6 @@
 import { simpleParser } from 'mailparser';
 import type { MessageRow } from '../store/messages.ts';
-import { prepareMessage } from './compose.ts';
+import { prepareMessage, unsignedCopy } from './compose.ts';
 
 export interface MessageSource {
   /** False once retention pruned the body: the rest is then empty. */
@@ -21,9 +21,7 @@ export const PREVIEW_RAW_LIMIT = 2 * 1024 * 1024;
  */
 export async function messageSource(row: MessageRow, hostname: string): Promise<MessageSource> {
   if (row.content === null) return { available: false, headers: [], html: null, text: null, raw: null };
-  const prepared = await prepareMessage(row, hostname);
-  const body = prepared.body.map((part) => (typeof part === 'string' ? prepared.parts[part]! : part));
-  return readMime(Buffer.concat([prepared.head, Buffer.from('\r\n'), ...body]));
+  return readMime(unsignedCopy(await prepareMessage(row, hostname)));
 }
 
 /** A MIME message as a mail client shows it: header fields, the HTML and text parts, the source. */
