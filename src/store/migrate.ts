@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Db } from './db.ts';
+import { isPg, type Db } from './db.ts';
 import * as platform from './migrations/001_platform.ts';
 import * as messages from './migrations/002_messages.ts';
 import * as delivery from './migrations/003_delivery.ts';
@@ -29,10 +29,22 @@ const source: Knex.MigrationSource<string> = {
   getMigration: async (name) => MIGRATIONS[name],
 };
 
-/** Applies pending migrations; returns the names applied. */
+/** Any fixed number: the advisory lock that serialises nodes migrating one PostgreSQL database. */
+const MIGRATION_LOCK = 7_426_001;
+
+/**
+ * Applies pending migrations; returns the names applied. Knex's own lock makes a second
+ * migrator fail rather than wait, so on PostgreSQL nodes starting together first queue on an
+ * advisory lock (held by a transaction on one pooled connection while the migrations run on
+ * another); the ones after the first find nothing pending.
+ */
 export async function migrate(db: Db): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest({ migrationSource: source })) as [number, string[]];
-  return applied;
+  const latest = async () => ((await db.migrate.latest({ migrationSource: source })) as [number, string[]])[1];
+  if (!isPg(db)) return latest();
+  return db.transaction(async (tx) => {
+    await tx.raw('select pg_advisory_xact_lock(?)', [MIGRATION_LOCK]);
+    return latest();
+  });
 }
 
 /** Names of the migrations not applied yet, without applying them. */

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { pruneExpired } from '../../src/retention/prune.ts';
 import { pruneRetained } from '../../src/retention/messages.ts';
+import { migrate } from '../../src/store/migrate.ts';
 import { queueRepo } from '../../src/store/queue.ts';
 import type { RecipientRow } from '../../src/store/messages.ts';
 import { ManualClock } from '../helpers/clock.ts';
-import { messageWith, migratedStore } from '../helpers/db.ts';
+import { messageWith, migratedStore, openStore } from '../helpers/db.ts';
 import { CLUSTER_PG } from '../helpers/cluster.ts';
 
 // The periodic jobs every serve process runs, each with a pool of its own on one PostgreSQL
@@ -13,6 +14,13 @@ import { CLUSTER_PG } from '../helpers/cluster.ts';
 const AT = 1_700_000_000_000;
 
 describe.skipIf(!CLUSTER_PG)('periodic jobs run by three processes at once (pg)', () => {
+  it('start-up: three nodes migrating one empty database at once all start; the schema is built once', async () => {
+    const { open } = await openStore('pg');
+    const applied = await Promise.all([open(), open(), open()].map((w) => migrate(w)));
+    expect(applied.filter((names) => names.length > 0)).toHaveLength(1);
+    expect(applied.flat().length).toBeGreaterThan(0);
+  });
+
   it('scheduler: 600 rows due at one instant are released by three workers together, each exactly once', async () => {
     const { db, open } = await migratedStore('pg');
     const ids: number[] = [];
