@@ -109,17 +109,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     sandbox: new SandboxInbox({ db }),
     consoleSessions: new ConsoleSessions({ keyring: consoleKeyring, clock }),
     // SQLite (one process): counted in memory and stored in the next shared commit, so a
-    // request's count costs no write of its own. PostgreSQL (many processes): exact across them,
-    // in a short transaction of its own that locks the key; a shared commit would hold that lock
-    // over a whole batch, making every other process and commit lane sending with the key wait.
-    // That commit does not wait for the disk: a crash may forget a second's counts, not mail.
-    rateLimit: (principal) => {
-      if (!isPg(db)) return rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits));
-      return db.transaction(async (tx) => {
-        await rateLimits.commitWithoutFlush(tx);
-        return rateLimits.hitExactly(tx, principal.keyId, clock.now(), windowsFor(principal.limits));
-      });
-    },
+    // request's count costs no write of its own. PostgreSQL (many processes): exact across
+    // them, one statement that checks and counts under the key's lock inside the server.
+    rateLimit: (principal) =>
+      isPg(db)
+        ? rateLimits.hitExactly(db, principal.keyId, clock.now(), windowsFor(principal.limits))
+        : rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits)),
     close: async () => {
       rateCounter.stop();
       await committer.run(async () => undefined).catch(() => undefined);

@@ -8,6 +8,7 @@ import * as reportBounds from './migrations/005_report_bounds.ts';
 import * as sandbox from './migrations/006_sandbox.ts';
 import * as seams from './migrations/007_seams.ts';
 import * as webhooks from './migrations/008_webhooks.ts';
+import * as rateHit from './migrations/009_rate_hit.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '006_sandbox': sandbox,
   '007_seams': seams,
   '008_webhooks': webhooks,
+  '009_rate_hit': rateHit,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -1,4 +1,4 @@
-import { isPg, type Conn, type Db } from './db.ts';
+import type { Conn, Db } from './db.ts';
 import { decide, type Bucket, type RateDecision, type WindowLimit } from '../ratelimit/sliding.ts';
 import type { RateCountStore } from '../ratelimit/counter.ts';
 
@@ -35,21 +35,21 @@ export const rateLimits = {
 
   /**
    * Decides and counts one request against the stored counts, exactly, whatever other processes
-   * do: run it in a transaction of its own. The key's row is locked first, so two processes
-   * cannot both take the last slot.
+   * do: PostgreSQL only, one statement in a transaction of its own (`mailsvc_rate_hit`,
+   * migration 009), which locks the key only while it runs inside the server.
    */
-  async hitExactly(tx: Conn, keyId: number, nowMs: number, windows: WindowLimit[]): Promise<RateDecision> {
+  async hitExactly(db: Db, keyId: number, nowMs: number, windows: WindowLimit[]): Promise<RateDecision> {
     const nowSecond = Math.floor(nowMs / 1000);
-    if (isPg(tx)) await tx('api_keys').where({ id: keyId }).forUpdate().select('id');
-    const buckets = (await rateLimits.load(tx, [keyId], nowSecond - HOUR)).get(keyId) ?? [];
-    const decision = decide(buckets, nowSecond, windows);
-    if (decision.allowed) await rateLimits.add(tx, [{ keyId, second: nowSecond, count: 1 }]);
-    return decision;
-  },
-
-  /** PostgreSQL: this transaction's commit returns before its WAL reaches the disk. */
-  async commitWithoutFlush(tx: Conn): Promise<void> {
-    if (isPg(tx)) await tx.raw('set local synchronous_commit = off');
+    const { rows } = await db.raw('select allowed, buckets from mailsvc_rate_hit(?, ?, ?::integer[], ?::integer[])', [
+      keyId,
+      nowSecond,
+      windows.map((w) => w.seconds),
+      windows.map((w) => w.limit),
+    ]);
+    const before: Bucket[] = (rows[0].buckets as [number, number][]).map(([second, count]) => ({ second: Number(second), count: Number(count) }));
+    const decision = decide(before, nowSecond, windows);
+    // The function applied the same rule; its verdict is the one that was counted.
+    return decision.allowed === rows[0].allowed ? decision : { ...decision, allowed: rows[0].allowed };
   },
 
   /** Buckets older than the longest window count for nothing. */

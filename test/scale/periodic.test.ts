@@ -3,6 +3,8 @@ import { pruneExpired } from '../../src/retention/prune.ts';
 import { pruneRetained } from '../../src/retention/messages.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { queueRepo } from '../../src/store/queue.ts';
+import { rateLimits } from '../../src/store/rateLimits.ts';
+import { windowsFor } from '../../src/ratelimit/sliding.ts';
 import type { RecipientRow } from '../../src/store/messages.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { messageWith, migratedStore, openStore } from '../helpers/db.ts';
@@ -73,5 +75,16 @@ describe.skipIf(!CLUSTER_PG)('periodic jobs run by three processes at once (pg)'
     expect(runs.reduce((n, r) => n + r.idempotency, 0)).toBe(50);
     expect(runs.reduce((n, r) => n + r.messageBodies, 0)).toBe(old.length);
     expect(await db('messages').whereNotNull('content').pluck('id')).toStrictEqual([fresh.messageId]);
+  });
+
+  it('rate limits: a count stamped a second ahead by another process still counts, so 3 pools admit exactly the limit', async () => {
+    const { open } = await migratedStore('pg');
+    const windows = windowsFor({ perMinute: 30, perHour: 1000 });
+    const pools = [open(), open(), open()];
+    // Each pool's clock is a second off from the next, as the clocks of three processes reading
+    // the time at slightly different moments around a second boundary.
+    const decisions = await Promise.all(Array.from({ length: 90 }, (_, i) => rateLimits.hitExactly(pools[i % 3]!, 1, AT + (i % 3) * 1000, windows)));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(30);
+    expect(decisions.filter((d) => !d.allowed).every((d) => d.retryAfter! > 0)).toBe(true);
   });
 });
