@@ -5,7 +5,7 @@ import { until } from '../webhooks/world.ts';
 const mail = (to: string) => ({ from: 'news@acme.test', to, subject: `for ${to}`, text: 'hello' });
 
 describe.skipIf(!CLUSTER_PG)('limits and idempotency shared by three serve processes', () => {
-  it('a limit of 60 per minute holds across processes: 120 requests with one key spread over three yield exactly 60 accepted', async () => {
+  it('a limit of 60 per minute holds across processes: 120 requests with one key spread over three yield exactly 60 accepted', { timeout: 60_000 }, async () => {
     const cluster = await startCluster({ roles: 'api', limits: { perMinute: 60, perHour: 1000 } });
     const results = await Promise.all(Array.from({ length: 120 }, (_, i) => cluster.send(i % 3, mail(`user${i}@dest.test`))));
     const statuses = results.map((r) => r.status);
@@ -15,7 +15,7 @@ describe.skipIf(!CLUSTER_PG)('limits and idempotency shared by three serve proce
     expect(Number(row!.n)).toBe(60);
   });
 
-  it('the same Idempotency-Key sent concurrently to all three processes yields one message, delivered once', async () => {
+  it('the same Idempotency-Key sent concurrently to all three processes yields one message, delivered once', { timeout: 60_000 }, async () => {
     const cluster = await startCluster({ roles: 'api,delivery' });
     const headers = { 'idempotency-key': 'order-4711' };
     const results = await Promise.all(Array.from({ length: 15 }, (_, i) => cluster.send(i % 3, mail('once@dest.test'), headers)));
