@@ -6,6 +6,7 @@ import type { EmailSummary } from '../types.ts';
 const STATUSES = ['scheduled', 'queued', 'sending', 'deferred', 'delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'];
 /** The first page refreshes itself this often while it is shown, so new mail appears within 2 s. */
 const LIVE_MS = 1500;
+const BACKOFF_MS = 15_000;
 
 export const messageList: Render = async (main, params) => {
   const q = params.query;
@@ -48,8 +49,10 @@ export const messageList: Render = async (main, params) => {
   let timer = 0;
   const tick = async () => {
     if (stopped) return;
-    if (document.visibilityState === 'visible') await load().catch(() => undefined);
-    if (!stopped) timer = window.setTimeout(tick, LIVE_MS);
+    let wait = LIVE_MS;
+    // A failed refresh (the rate limit, the server restarting) backs off instead of insisting.
+    if (document.visibilityState === 'visible') await load().catch(() => (wait = BACKOFF_MS));
+    if (!stopped) timer = window.setTimeout(tick, wait);
   };
   timer = window.setTimeout(tick, LIVE_MS);
   return () => {

@@ -33,5 +33,9 @@ describe.each(STORES)('GET /emails/{id}/content (%s)', (kind) => {
     const scoped = await server.services.tenancy.createKey(ws.id, { domain: 'other.test' });
     expect((await server.api('GET', `/emails/${sent.body.id}/content`, { key: other.apiKey })).status).toBe(404);
     expect((await server.api('GET', `/emails/${sent.body.id}/content`, { key: scoped.secret })).status).toBe(404);
+    // The sandbox inbox's parsed copies exist only in sandbox mode.
+    const sandbox = await server.api('GET', '/sandbox/messages/1/content', { key: ws.apiKey });
+    expect(sandbox.status).toBe(404);
+    expect(sandbox.body.error).toMatch(/sandbox mode/);
   });
 });
