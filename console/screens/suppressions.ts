@@ -120,7 +120,7 @@ export const suppressionsScreen: Render = async (main, params, session: Session)
   exportButton.addEventListener('click', async () => {
     const r = await api.get<{ count: number; csv: string }>(`/suppressions/export${query({ stream })}`);
     download(`suppressions-${stream}.csv`, r.csv);
-    replace(status, notice(`Exported ${r.count} entries.`));
+    replace(status, notice(`Exported ${r.count} ${r.count === 1 ? 'entry' : 'entries'}.`));
   });
 
   const results = h('div', {});

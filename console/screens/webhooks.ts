@@ -86,7 +86,7 @@ export const webhookPage: Render = async (main, params) => {
     e.preventDefault();
     try {
       const r = await api.post<{ queued: number }>(`/webhooks/${id}/replay`, { since: new Date(since.value).toISOString() });
-      say(notice(`${r.queued ?? 0} events queued again for this endpoint.`));
+      say(notice(`${r.queued} event${r.queued === 1 ? '' : 's'} queued again for this endpoint.`));
     } catch (err) {
       fail(err);
     }

@@ -69,6 +69,16 @@ describe('the console: suppressions and webhooks', () => {
     expect(await log.locator('b').count()).toBe(0);
     expect(await log.getByRole('cell', { name: '500', exact: true }).count()).toBeGreaterThan(0);
 
+    // Replay since an hour ago (the field is in the browser's local time) queues the one event again.
+    const since = await page.evaluate(() => {
+      const d = new Date(Date.now() - 3_600_000);
+      d.setMinutes(d.getMinutes() - d.getTimezoneOffset());
+      return d.toISOString().slice(0, 19);
+    });
+    await page.getByLabel(/Replay events since/).fill(since);
+    await page.getByRole('button', { name: 'Replay' }).click();
+    await page.getByText('1 event queued again for this endpoint.').waitFor();
+
     const working = await startReceiver(() => ({ status: 202, body: 'thanks' }));
     await page.getByRole('link', { name: 'Webhooks', exact: true }).first().click();
     await page.getByLabel('Endpoint URL').fill(working.url);
