@@ -6,7 +6,7 @@ import { arrivals, CLUSTER_PG, startCluster } from '../helpers/cluster.ts';
 const MESSAGES = 3000;
 
 describe.skipIf(!CLUSTER_PG)('three serve processes on one PostgreSQL', () => {
-  it('3,000 messages sent round-robin are each delivered once, with one email.delivered event and one webhook POST each', { timeout: 120_000 }, async () => {
+  it('3,000 messages sent round-robin are each delivered once, with one email.delivered event and one webhook POST each', { timeout: 240_000 }, async () => {
     const cluster = await startCluster();
     const receiver = await startReceiver();
     await cluster.services.webhooks.create(cluster.workspaceId, { url: receiver.url, events: ['email.delivered'] });

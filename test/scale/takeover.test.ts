@@ -5,7 +5,7 @@ import { arrivals, CLUSTER_PG, startCluster } from '../helpers/cluster.ts';
 const MESSAGES = 600;
 
 describe.skipIf(!CLUSTER_PG)('a serve process killed mid-delivery', () => {
-  it('SIGKILL of one of three: the others take over its leases, every message arrives, the duplicates are exactly its in-flight rows whose DATA the sink had taken', { timeout: 90_000 }, async () => {
+  it('SIGKILL of one of three: the others take over its leases, every message arrives, the duplicates are exactly its in-flight rows whose DATA the sink had taken', { timeout: 180_000 }, async () => {
     // A short lease, so the survivors take the dead process's rows back within seconds.
     const cluster = await startCluster({ settings: { delivery: { leaseSeconds: 3 } } });
     const { sink, services, nodes } = cluster;
