@@ -137,7 +137,7 @@ export const suppressionsScreen: Render = async (main, params, session: Session)
   replace(
     main,
     h('h1', {}, 'Suppressions'),
-    h('p', { class: 'muted' }, 'Mail to an address on a stream\'s list is recorded as suppressed and never attempted. Entries caused by a bounce or complaint link to the message; its page shows the report.'),
+    h('p', { class: 'muted' }, 'Mail to an address on a stream\'s list is recorded as suppressed and never attempted. Entries caused by a bounce, complaint or unsubscribe link to the message and open the report that listed them.'),
     filter,
     canChange ? h('div', { class: 'card' }, add, importForm, h('div', { class: 'row-actions' }, exportButton)) : h('div', { class: 'row-actions' }, exportButton),
     status,
