@@ -67,9 +67,19 @@ export const webhookQueue = {
     });
   },
 
+  /**
+   * Extends this owner's endpoint leases. On PostgreSQL an endpoint locked by this owner's own
+   * outcome commit is skipped rather than waited for (the same reason as `queueRepo.renew`:
+   * waiting while holding the rows renewed so far deadlocks with that commit); it is renewed
+   * next time.
+   */
   async renewEndpoints(db: Conn, owner: string, ids: number[], now: number, leaseMs: number): Promise<number> {
     if (ids.length === 0) return 0;
-    return db('webhook_endpoints').whereIn('id', ids).where({ lease_owner: owner }).update({ lease_until: now + leaseMs });
+    const mine = db('webhook_endpoints').whereIn('id', ids).where({ lease_owner: owner });
+    if (!isPg(db)) return mine.update({ lease_until: now + leaseMs });
+    return db('webhook_endpoints')
+      .whereIn('id', mine.select('id').forUpdate().skipLocked())
+      .update({ lease_until: now + leaseMs });
   },
 
   async releaseEndpoint(db: Conn, owner: string, id: number): Promise<void> {

@@ -87,4 +87,27 @@ describe.skipIf(!CLUSTER_PG)('periodic jobs run by three processes at once (pg)'
     expect(decisions.filter((d) => d.allowed)).toHaveLength(30);
     expect(decisions.filter((d) => !d.allowed).every((d) => d.retryAfter! > 0)).toBe(true);
   });
+
+  it('lease renewal does not wait for a row its own outcome commit holds: it renews the others and that one next time', async () => {
+    const { db, open } = await migratedStore('pg');
+    const { recipientIds } = await messageWith(db, ['sending', 'sending', 'sending'], AT);
+    await db('recipients').update({ lease_owner: 'w1', lease_until: AT + 30_000, due_at: AT + 30_000 });
+    const renewer = open();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    // An outcome commit of the same worker, holding the second row until the test lets it go.
+    const outcome = open().transaction(async (tx) => {
+      expect(await queueRepo.holdsLease(tx, 'w1', recipientIds[1]!, AT + 1)).toBe(true);
+      locked();
+      await held;
+    });
+    await isLocked;
+    expect(await queueRepo.renew(renewer, 'w1', recipientIds, AT + 1000, 30_000)).toBe(2);
+    release();
+    await outcome;
+    expect(await queueRepo.renew(renewer, 'w1', recipientIds, AT + 2000, 30_000)).toBe(3);
+    expect(await db('recipients').orderBy('id').pluck('lease_until')).toStrictEqual([AT + 32_000, AT + 32_000, AT + 32_000]);
+  });
 });
