@@ -4,9 +4,14 @@ import type { Render } from '../routes.ts';
 import type { EmailSummary } from '../types.ts';
 
 const STATUSES = ['scheduled', 'queued', 'sending', 'deferred', 'delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'];
-/** The first page refreshes itself this often while it is shown, so new mail appears within 2 s. */
+/**
+ * The first page refreshes itself often for a minute after it is opened or looked at again, so
+ * new mail appears within 2 s while someone watches, then slowly: its requests count against the
+ * key's rate limit, and a tab left open must not spend the hour's allowance.
+ */
 const LIVE_MS = 1500;
-const BACKOFF_MS = 15_000;
+const LIVE_FOR_MS = 60_000;
+const IDLE_MS = 15_000;
 
 export const messageList: Render = async (main, params) => {
   const q = params.query;
@@ -47,16 +52,30 @@ export const messageList: Render = async (main, params) => {
   // Only the newest page moves; a later page is a fixed slice of the past.
   let stopped = false;
   let timer = 0;
+  let liveUntil = Date.now() + LIVE_FOR_MS;
   const tick = async () => {
     if (stopped) return;
-    let wait = LIVE_MS;
+    let wait = Date.now() < liveUntil ? LIVE_MS : IDLE_MS;
     // A failed refresh (the rate limit, the server restarting) backs off instead of insisting.
-    if (document.visibilityState === 'visible') await load().catch(() => (wait = BACKOFF_MS));
+    if (document.visibilityState === 'visible') await load().catch(() => (wait = IDLE_MS));
     if (!stopped) timer = window.setTimeout(tick, wait);
   };
+  const watched = () => {
+    if (document.visibilityState !== 'visible') return;
+    const wasIdle = Date.now() >= liveUntil;
+    liveUntil = Date.now() + LIVE_FOR_MS;
+    if (wasIdle && !stopped) {
+      clearTimeout(timer);
+      timer = window.setTimeout(tick, 0);
+    }
+  };
+  document.addEventListener('visibilitychange', watched);
+  main.addEventListener('pointerdown', watched);
   timer = window.setTimeout(tick, LIVE_MS);
   return () => {
     stopped = true;
     clearTimeout(timer);
+    document.removeEventListener('visibilitychange', watched);
+    main.removeEventListener('pointerdown', watched);
   };
 };
