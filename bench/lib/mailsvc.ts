@@ -12,7 +12,11 @@ import { createServices } from '../../src/services.ts';
 import { startChild, type Child } from './proc.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CLI = join(ROOT, 'bin', 'mailsvc');
+/**
+ * MAILSVC_BENCH_BUILD=DIR runs the `mailsvc` of another checkout (built, with its node_modules),
+ * to measure an earlier build against this one on the same machine in the same sitting.
+ */
+const CLI = join(process.env.MAILSVC_BENCH_BUILD ?? ROOT, 'bin', 'mailsvc');
 
 /** Builds dist/ when it is older than the sources, so the children run what production runs. */
 export async function ensureBuilt(): Promise<void> {
