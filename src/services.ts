@@ -73,6 +73,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const dns = config.delivery.mode === 'sandbox' ? sandboxResolver(realDns, ownZone(db, config.server.hostname)) : realDns;
   await migrate(db);
   const committer = new GroupCommitter(db, undefined, commitLanes(config.database));
+  const accept = new AcceptService({ db, committer, clock, log });
   const rateCounter = new RateCounter({ store: rateCountStore(db), flush: () => committer.run(async () => undefined) });
   committer.setCommitHook((tx) => rateCounter.beforeCommit(tx, clock.now()));
   const keyring = await loadTokenKeyring(db, clock);
@@ -97,9 +98,17 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       return (metrics ??= createMetrics());
     },
     tenancy: new TenancyService({ db, clock }),
-    domains: new DomainService({ db, clock, dns, serverHostname: config.server.hostname, log, sandbox: config.delivery.mode === 'sandbox' }),
+    domains: new DomainService({
+      db,
+      clock,
+      dns,
+      serverHostname: config.server.hostname,
+      log,
+      sandbox: config.delivery.mode === 'sandbox',
+      onUnverified: (name) => accept.forgetDomain(name),
+    }),
     committer,
-    accept: new AcceptService({ db, committer, clock, log }),
+    accept,
     messages: new MessageQueries({ db, clock }),
     suppressions: new SuppressionService({ db, clock }),
     usage: new UsageService({ db, clock }),

@@ -41,7 +41,16 @@ export function domainView(row: DomainRow, serverHostname: string) {
 
 export class DomainService {
   constructor(
-    private readonly deps: { db: Db; clock: Clock; dns: DnsResolver; serverHostname: string; log: Logger; sandbox?: boolean },
+    private readonly deps: {
+      db: Db;
+      clock: Clock;
+      dns: DnsResolver;
+      serverHostname: string;
+      log: Logger;
+      sandbox?: boolean;
+      /** Told when a domain may have stopped being verified here, so caches of it drop it at once. */
+      onUnverified?: (name: string) => void;
+    },
   ) {}
 
   view = (row: DomainRow) => domainView(row, this.deps.serverHostname);
@@ -107,6 +116,7 @@ export class DomainService {
       return_path_verified: checks[returnPath].verified,
       verification: JSON.stringify(checks),
     });
+    if (!ok) this.deps.onUnverified?.(row.name);
     return (await domainsRepo.byId(this.deps.db, row.id))!;
   }
 
@@ -133,6 +143,7 @@ export class DomainService {
   async remove(scope: Scope, idOrName: number | string): Promise<DomainRow> {
     const row = await this.get(scope, idOrName);
     await domainsRepo.remove(this.deps.db, row.id);
+    this.deps.onUnverified?.(row.name);
     return row;
   }
 

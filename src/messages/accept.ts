@@ -115,6 +115,11 @@ export class AcceptService {
     return (await this.stored(this.deps.db, principal, idempotency))?.replay ?? null;
   }
 
+  /** A domain removed or found unverified by this process: the next message from it is checked anew. */
+  forgetDomain(name: string): void {
+    this.verified.delete(name);
+  }
+
   /** Why this key may not send from `domain`, or null when it may; each front end words the refusal. */
   async sendingDomainProblem(principal: Principal, domain: string): Promise<string | null> {
     if (principal.domain !== null && principal.domain !== domain) return `this API key may only send from ${principal.domain}, not ${domain}`;

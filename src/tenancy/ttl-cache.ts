@@ -29,6 +29,10 @@ export class TtlCache<K, V> {
     this.entries.set(key, { value, until: this.now() + this.ttlMs });
   }
 
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
+
   /** Drops what this process itself just changed, so its own next request sees the change at once. */
   clear(): void {
     this.entries.clear();
