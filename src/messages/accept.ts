@@ -35,6 +35,12 @@ interface Waiting {
   reject(error: unknown): void;
 }
 
+/**
+ * Accepting jobs run last in their shared commit: they end with the workspace's daily usage
+ * row, which every process and commit lane updates, so its lock is held only until the commit.
+ */
+const LAST = { last: true };
+
 /** Messages written by one job; the group committer's own batch bound is of the same order. */
 const MAX_BATCH = 256;
 
@@ -63,7 +69,7 @@ export class AcceptService {
     await this.checkSendingDomain(principal, message.from.domain);
     if (!idempotency) return this.batched(principal, message, source);
     try {
-      return await this.deps.committer.run((tx) => this.write(tx, principal, message, idempotency, source));
+      return await this.deps.committer.run((tx) => this.write(tx, principal, message, idempotency, source), LAST);
     } catch (err) {
       // Another process committed the same Idempotency-Key between our read and our insert.
       if (idempotency && err instanceof DuplicateKeyError) {
@@ -99,12 +105,12 @@ export class AcceptService {
           if (this.waiting.length > 0) this.submitBatch();
         }
         return this.writeMany(tx, batch);
-      })
+      }, LAST)
       .then(
         (results) => batch!.forEach((w, i) => w.resolve(results[i])),
         () => {
           for (const w of batch ?? []) {
-            this.deps.committer.run((tx) => this.write(tx, w.principal, w.message, undefined, w.source)).then(w.resolve, w.reject);
+            this.deps.committer.run((tx) => this.write(tx, w.principal, w.message, undefined, w.source), LAST).then(w.resolve, w.reject);
           }
         },
       );

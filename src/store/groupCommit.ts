@@ -4,6 +4,16 @@ interface Job {
   work: (tx: Tx) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+  last: boolean;
+}
+
+export interface RunOptions {
+  /**
+   * Run after the other jobs of its shared commit: for a job whose final write takes a lock
+   * every process contends for (a daily usage counter), so the lock is held from that write to
+   * the commit, not across the rest of the batch.
+   */
+  last?: boolean;
 }
 
 /** Work a commit hook did in a shared transaction, told whether that transaction held. */
@@ -54,9 +64,9 @@ export class GroupCommitter {
     private readonly lanes = 1,
   ) {}
 
-  run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+  run<T>(work: (tx: Tx) => Promise<T>, options: RunOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject, last: options.last ?? false });
       if (this.active < this.lanes) void this.drain();
     });
   }
@@ -81,7 +91,8 @@ export class GroupCommitter {
         // SQLite's driver is synchronous: without yielding to I/O first, requests that arrived
         // during the last commit would still be unparsed and every batch would hold one job.
         await new Promise((resolve) => setImmediate(resolve));
-        const batch = this.queue.splice(0, this.maxBatch);
+        // Stable: jobs keep their order, those asking to run last after the others.
+        const batch = this.queue.splice(0, this.maxBatch).sort((a, b) => Number(a.last) - Number(b.last));
         // Another lane took what was queued.
         if (batch.length === 0) break;
         const outcomes = await this.runShared(batch);

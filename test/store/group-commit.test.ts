@@ -99,3 +99,21 @@ describe.runIf(STORES.includes('pg'))('group commit lanes (pg)', () => {
     expect(await db('counters').where('id', '>', 10).orderBy('id').pluck('v')).toStrictEqual([1, 2, 3]);
   });
 });
+
+describe.each(STORES)('group commit ordering (%s)', (kind) => {
+  it('a job asking to run last runs after the others of its shared commit, which keep their order', async () => {
+    const { open } = await counters(kind);
+    const db = open();
+    const committer = new GroupCommitter(db);
+    const order: string[] = [];
+    const job = (name: string) => async () => {
+      order.push(name);
+      return name;
+    };
+    // Queued in one turn, so the four share one commit.
+    const results = await Promise.all([committer.run(job('a')), committer.run(job('usage'), { last: true }), committer.run(job('b')), committer.run(job('c'))]);
+    expect(results).toStrictEqual(['a', 'usage', 'b', 'c']);
+    expect(order).toStrictEqual(['a', 'b', 'c', 'usage']);
+    expect(committer.stats()).toStrictEqual({ commits: 1, jobs: 4 });
+  });
+});
