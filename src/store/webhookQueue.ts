@@ -68,18 +68,15 @@ export const webhookQueue = {
   },
 
   /**
-   * Extends this owner's endpoint leases. On PostgreSQL an endpoint locked by this owner's own
-   * outcome commit is skipped rather than waited for (the same reason as `queueRepo.renew`:
-   * waiting while holding the rows renewed so far deadlocks with that commit); it is renewed
-   * next time.
+   * Extends this owner's endpoint leases, one statement per endpoint: a statement that locked
+   * several in turn could deadlock with this owner's own outcome commits, which lock the same
+   * endpoints in another order. Not skipped when locked either: a busy lane's endpoint is locked
+   * by one commit after another, and skipping it would let its lease run out while it sends.
    */
   async renewEndpoints(db: Conn, owner: string, ids: number[], now: number, leaseMs: number): Promise<number> {
-    if (ids.length === 0) return 0;
-    const mine = db('webhook_endpoints').whereIn('id', ids).where({ lease_owner: owner });
-    if (!isPg(db)) return mine.update({ lease_until: now + leaseMs });
-    return db('webhook_endpoints')
-      .whereIn('id', mine.select('id').forUpdate().skipLocked())
-      .update({ lease_until: now + leaseMs });
+    let renewed = 0;
+    for (const id of ids) renewed += await db('webhook_endpoints').where({ id, lease_owner: owner }).update({ lease_until: now + leaseMs });
+    return renewed;
   },
 
   async releaseEndpoint(db: Conn, owner: string, id: number): Promise<void> {
