@@ -113,11 +113,14 @@ function statementReusingClient(): typeof knexFactory.Client {
 export const isPg = (db: Conn): boolean => db.client.config.client === 'pg';
 
 /**
- * How many group-commit transactions may run side by side: SQLite has one writer, so one;
- * PostgreSQL commits concurrent transactions in parallel, so half the pool, the other half left
- * for claims, lease renewals and reads.
+ * How many group-commit transactions may run side by side: one, on both databases. SQLite has
+ * one writer. On PostgreSQL, shared batches lock the message rows of their jobs in whatever
+ * order the jobs arrived, so two batches side by side deadlock whenever they touch the same two
+ * messages in opposite orders; each deadlock costs `deadlock_timeout` (1 s) before the server
+ * breaks it, and a job that loses three times fails. Side by side lanes did that in a single
+ * process (found by the sandbox tests on PostgreSQL).
  */
-export const commitLanes = (database: Config['database']): number => (database.client === 'pg' ? Math.max(1, Math.floor(database.pool / 2)) : 1);
+export const commitLanes = (_database: Config['database']): number => 1;
 
 /** The id from `insert(...).returning('id')`: PostgreSQL gives `{id}`, SQLite the bare value. */
 export const insertedId = (row: unknown): number =>

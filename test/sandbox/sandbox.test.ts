@@ -4,6 +4,7 @@ import { pruneRetained } from '../../src/retention/messages.ts';
 import { sandboxDelivery } from '../../src/sandbox/index.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { STORES } from '../helpers/stores.ts';
+import { until } from '../webhooks/world.ts';
 import { DOMAIN, sandboxEnv } from './env.ts';
 
 const SIM = 'sandbox.mailsvc.test';
@@ -47,8 +48,11 @@ describe.each(STORES)('sandbox mode (%s)', (kind) => {
     expect(detail.raw).toContain(`Message-ID: ${row.message_id}`);
     expect(detail.size).toBe(Buffer.byteLength(detail.raw));
 
-    const message = await env.detail(id);
-    expect(message.status).toBe('delivered');
+    // The capture is the delivery's SMTP transaction; its outcome is committed right after it.
+    const message = await until(async () => {
+      const detail = await env.detail(id);
+      return detail.status === 'delivered' && detail;
+    }, 'the delivered outcome', 2000);
     expect(message.events.map((e: { event: string }) => e.event)).toEqual(['email.delivered']);
     expect(message.events[0].provider.reporting_mta).toBe(SIM);
     // Nothing left the machine: no MX or key lookup in the DNS, no connection to delivery.port.
