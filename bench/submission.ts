@@ -14,25 +14,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { createLogger } from '../src/log/logger.ts';
 import { startServer } from '../src/main.ts';
 import { startTestDns } from '../test/helpers/dns-server.ts';
+import { authRelay, freePort, SINK, SOURCE } from './lib/smtp.ts';
 import { benchConfig, benchPgUrl as pg, benchSender } from './setup.ts';
 
 const args = process.argv.slice(2);
 const extra = args.includes('--') ? args.slice(args.indexOf('--') + 1) : [];
 const [total, sessions, bytes] = [Number(args[0] ?? 2000), Number(args[1] ?? 20), Number(args[2] ?? 5120)];
-const SOURCE = '/usr/sbin/smtp-source';
-const SINK = '/usr/sbin/smtp-sink';
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 /** Postfix's smtp-sink on 127.0.0.1:port; with `exitAfter`, it exits once that many messages arrived. */
 async function smtpSink(port: number, exitAfter?: number): Promise<ChildProcess> {
@@ -55,48 +46,6 @@ async function source(port: number, from: string, to: string): Promise<number> {
   const [code] = await once(child, 'exit');
   if (code !== 0) throw new Error(`smtp-source exited ${code}`);
   return Number(process.hrtime.bigint() - started) / 1e9;
-}
-
-/** Passes a client's session to the submission port, authenticating it after its HELO/EHLO. */
-function authRelay(target: number, key: string): Server {
-  const auth = `AUTH PLAIN ${Buffer.from(`\0bench\0${key}`).toString('base64')}\r\n`;
-  return createServer((client: Socket) => {
-    const upstream = connect(target, '127.0.0.1');
-    // Like both SMTP ends: no Nagle delay on small replies and commands.
-    client.setNoDelay(true);
-    upstream.setNoDelay(true);
-    const end = () => (client.destroy(), upstream.destroy());
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
-    let phase: 'greeting' | 'helo' | 'auth' | 'pipe' = 'greeting';
-    let pending = '';
-    let heloReply = '';
-    const held: Buffer[] = [];
-    const finalLine = (text: string) => /(^|\r\n)\d{3} [^\r\n]*\r\n$/.test(text);
-    client.on('data', (d: Buffer) => {
-      if (phase === 'pipe') return void upstream.write(d);
-      if (phase === 'greeting' && /^(HELO|EHLO) /i.test(d.toString('latin1'))) {
-        phase = 'helo';
-        return void upstream.write(d);
-      }
-      held.push(d);
-    });
-    upstream.on('data', (d: Buffer) => {
-      if (phase === 'pipe' || phase === 'greeting') return void client.write(d);
-      pending += d.toString('latin1');
-      if (!finalLine(pending)) return;
-      if (phase === 'helo') {
-        heloReply = pending;
-        pending = '';
-        phase = 'auth';
-        return void upstream.write(auth);
-      }
-      if (!pending.startsWith('235')) throw new Error(`AUTH refused: ${pending}`);
-      phase = 'pipe';
-      client.write(heloReply, 'latin1');
-      for (const b of held.splice(0)) upstream.write(b);
-    });
-  });
 }
 
 const dns = await startTestDns();
