@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { onTestFinished } from 'vitest';
 
-/** Debian's chromium; never a downloaded browser. MAILSVC_CHROMIUM points elsewhere. */
-export const CHROMIUM = process.env.MAILSVC_CHROMIUM ?? '/usr/bin/chromium';
+/** Debian's chromium; never a downloaded browser. MAILSVC_TEST_CHROMIUM points elsewhere. */
+export const CHROMIUM = process.env.MAILSVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
 /** Where the test run writes the console's screenshots (ignored by git). */
 export const SCREENSHOTS = fileURLToPath(new URL('../../test-output/console/', import.meta.url));
@@ -22,7 +22,7 @@ export const VIEWPORTS = {
  */
 export async function launchBrowser(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`The console's browser tests need Debian's chromium at ${CHROMIUM}: run apt-get install -y chromium (.ci/run does), or set MAILSVC_CHROMIUM`);
+    throw new Error(`The console's browser tests need Debian's chromium at ${CHROMIUM}: run apt-get install -y chromium (.ci/run does), or set MAILSVC_TEST_CHROMIUM`);
   }
   // The sandbox of chromium needs user namespaces, which CI containers running as root lack.
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
