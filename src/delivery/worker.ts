@@ -141,15 +141,17 @@ export class DeliveryWorker {
 
   private async loop(): Promise<void> {
     let lastScheduled = 0;
+    let moreScheduled = false;
     while (!this.stopping) {
       let full = false;
       try {
         const now = this.deps.clock.now();
         // The scheduler's job: scheduled rows become queued as soon as they are due (at most
-        // 1 s late); claiming them in the same pass sends them right away.
-        if (now - lastScheduled >= this.pollMs || now < lastScheduled) {
+        // 1 s late); claiming them in the same pass sends them right away. One chunk per pass,
+        // so a burst due at one instant is sent while the rest of it is still being released.
+        if (moreScheduled || now - lastScheduled >= this.pollMs || now < lastScheduled) {
           lastScheduled = now;
-          await queueRepo.releaseScheduled(this.deps.db, now);
+          moreScheduled = (await queueRepo.releaseScheduled(this.deps.db, now, RELEASE_CHUNK, 1)) === RELEASE_CHUNK;
         }
         const room = this.concurrency - this.claims.size;
         if (room >= this.refillAt()) {
@@ -160,10 +162,13 @@ export class DeliveryWorker {
         }
       } catch (err) {
         this.log.warn({ err }, 'claiming failed; will retry');
+        // After a failure, wait for the next poll rather than release again at once.
+        moreScheduled = false;
       }
       // With a full batch more is probably due: continue as soon as there is room. Otherwise
-      // sleep until the next poll (or until stop()).
+      // sleep until the next poll (or until stop()), unless more scheduled rows are due now.
       this.waitingForRoom = full;
+      if (moreScheduled && !this.stopping) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, this.pollMs);
         this.wake = done;
@@ -208,6 +213,9 @@ export class DeliveryWorker {
     if (recorded) await this.options.afterOutcome?.(row, recorded);
   }
 }
+
+/** Scheduled rows released per transaction. */
+const RELEASE_CHUNK = 100;
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());

@@ -133,9 +133,9 @@ export const queueRepo = {
    * and on PostgreSQL a chunk skips rows another worker is releasing (SKIP LOCKED) instead of
    * queueing behind it, so workers split a burst and claim each released chunk at once.
    */
-  async releaseScheduled(db: Db, now: number, chunk = 100): Promise<number> {
+  async releaseScheduled(db: Db, now: number, chunk = 100, maxChunks = Infinity): Promise<number> {
     let released = 0;
-    for (;;) {
+    for (let chunks = 1; ; chunks++) {
       const n = await db.transaction(async (tx) => {
         const pick = tx('recipients').where({ status: 'scheduled' }).where('due_at', '<=', now).orderBy('due_at').limit(chunk).select('id', 'message_id');
         if (isPg(tx)) pick.forUpdate().skipLocked();
@@ -149,7 +149,7 @@ export const queueRepo = {
         return changed;
       });
       released += n;
-      if (n < chunk) return released;
+      if (n < chunk || chunks >= maxChunks) return released;
     }
   },
 
