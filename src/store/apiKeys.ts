@@ -16,25 +16,23 @@ export interface AuthenticatedKeyRow extends ApiKeyRow {
   rate_per_hour: number;
 }
 
+function liveKey(db: Conn, where: Record<string, string | number>): Promise<AuthenticatedKeyRow | undefined> {
+  return db('api_keys')
+    .join('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+    .where(where)
+    .whereNull('api_keys.revoked_at')
+    .first('api_keys.*', 'workspaces.rate_per_minute', 'workspaces.rate_per_hour');
+}
+
 export const apiKeys = {
   async insert(db: Conn, row: Omit<ApiKeyRow, 'id' | 'revoked_at'>): Promise<ApiKeyRow> {
     const [inserted] = await db('api_keys').insert({ ...row, revoked_at: null }).returning('id');
     return { ...row, revoked_at: null, id: insertedId(inserted) };
   },
   /** The live key with this hash, joined with its workspace's limits. */
-  byHash: (db: Conn, keyHash: string): Promise<AuthenticatedKeyRow | undefined> =>
-    db('api_keys')
-      .join('workspaces', 'workspaces.id', 'api_keys.workspace_id')
-      .where({ 'api_keys.key_hash': keyHash })
-      .whereNull('api_keys.revoked_at')
-      .first('api_keys.*', 'workspaces.rate_per_minute', 'workspaces.rate_per_hour'),
+  byHash: (db: Conn, keyHash: string): Promise<AuthenticatedKeyRow | undefined> => liveKey(db, { 'api_keys.key_hash': keyHash }),
   /** The live key with this id, joined with its workspace's limits (a console session names its key by id). */
-  liveById: (db: Conn, id: number): Promise<AuthenticatedKeyRow | undefined> =>
-    db('api_keys')
-      .join('workspaces', 'workspaces.id', 'api_keys.workspace_id')
-      .where({ 'api_keys.id': id })
-      .whereNull('api_keys.revoked_at')
-      .first('api_keys.*', 'workspaces.rate_per_minute', 'workspaces.rate_per_hour'),
+  liveById: (db: Conn, id: number): Promise<AuthenticatedKeyRow | undefined> => liveKey(db, { 'api_keys.id': id }),
   byId: (db: Conn, id: number): Promise<ApiKeyRow | undefined> => db('api_keys').where({ id }).first(),
   list: (db: Conn, workspaceId?: number): Promise<ApiKeyRow[]> => {
     const q = db('api_keys').orderBy('id');

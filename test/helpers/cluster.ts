@@ -1,13 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { loadConfig } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createServices, type Services } from '../../src/services.ts';
-import { CLI } from './cli.ts';
 import { crashDestination } from './crash.ts';
+import { spawnServe } from './process.ts';
 import type { TestDns } from './dns-server.ts';
 import type { SmtpSink } from './smtp-sink.ts';
 import { scratchStore } from './stores.ts';
@@ -131,52 +130,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 }
 
 async function spawnNode(index: number, configFile: string, appName: string, roles: string): Promise<ClusterNode> {
-  const child = spawn(process.execPath, [CLI, '--config', configFile, 'serve', '--roles', roles, '--http-port', '0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const node = await spawnServe(configFile, ['--roles', roles], { tailChars: TAIL }).catch((err: Error) => {
+    throw new Error(`node ${index}: ${err.message}`);
   });
-  let log = '';
-  const keep = (d: Buffer): void => {
-    log = (log + d.toString()).slice(-TAIL);
-  };
-  child.stdout!.on('data', keep);
-  const exited = once(child, 'exit');
-  onTestFinished(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let head = '';
-    const onData = (d: Buffer): void => {
-      head += d.toString();
-      const m = /HTTP API listening on [\d.]+:(\d+)/.exec(head);
-      if (!m) return;
-      // Only the start is scanned; afterwards the log is kept as a bounded tail.
-      child.stderr!.off('data', onData).on('data', keep);
-      log = head.slice(-TAIL);
-      resolve(Number(m[1]));
-    };
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`node ${index} exited ${code}: ${head}`)));
-  });
-  return {
-    index,
-    child,
-    url: `http://127.0.0.1:${port}`,
-    helo: `node${index}.scale.test`,
-    appName,
-    log: () => log,
-    kill: async () => {
-      child.kill('SIGKILL');
-      await exited;
-    },
-    stop: async () => {
-      child.kill('SIGTERM');
-      const [code] = await exited;
-      return code as number | null;
-    },
-  };
+  return { ...node, index, helo: `node${index}.scale.test`, appName };
 }
 
 /** Addresses the sink received, with how many times each. */
