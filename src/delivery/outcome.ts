@@ -1,10 +1,10 @@
 import { classifyReply } from '../bounces/index.ts';
 import type { BounceType, ProviderReport } from '../events/record.ts';
 import type { RandomSource } from '../core/ports.ts';
-import { recordBounce, recordDelivered } from '../messages/outcomes.ts';
+import { recordFinished } from '../messages/outcomes.ts';
 import type { Tx } from '../store/db.ts';
 import type { MessageRow, RecipientRow } from '../store/messages.ts';
-import { queueRepo } from '../store/queue.ts';
+import { queueRepo, type LeasedOutcome } from '../store/queue.ts';
 import type { Destination } from './mx.ts';
 import { nextAttempt, type RetryPolicy } from './retry.ts';
 import type { SmtpSendResult } from './transport.ts';
@@ -55,42 +55,77 @@ export interface RecordDeps {
   hostname: string;
 }
 
-/**
- * Writes one attempt's outcome in the caller's transaction, but only while `owner` still holds
- * the row's lease: otherwise the row was given to another worker and this result is dropped.
- */
-export async function recordVerdict(
-  tx: Tx,
-  row: RecipientRow,
-  message: Pick<MessageRow, 'id' | 'workspace_id' | 'stream' | 'domain'>,
-  verdict: Verdict,
-  deps: RecordDeps,
-): Promise<Recorded> {
-  if (!(await queueRepo.holdsLease(tx, deps.owner, row.id, deps.now))) return { outcome: 'lease_lost' };
+/** One attempt to record: the claimed row, its message and what the attempt amounted to. */
+export interface Attempt {
+  row: RecipientRow;
+  message: Pick<MessageRow, 'id' | 'workspace_id' | 'stream' | 'domain'>;
+  verdict: Verdict;
+}
+
+type Finished = Parameters<typeof recordFinished>[2][number];
+
+/** What an attempt will write if its lease still holds: the row's new state, its event, what to report. */
+function plan(a: Attempt, deps: RecordDeps): { write: LeasedOutcome; finished: Finished | null; recorded: Recorded } {
+  const { row, verdict } = a;
   const attempts = row.attempts + 1;
-  const target = { message, recipient: { id: row.id, address: row.address }, at: deps.now };
+  const t = { message: a.message, recipient: { id: row.id, address: row.address }, at: deps.now };
+  const final = (status: 'delivered' | 'bounced' | 'failed', provider: ProviderReport) =>
+    ({ id: row.id, status, dueAt: null, attempts, lastResponse: provider.response, lastMx: provider.reporting_mta }) satisfies LeasedOutcome;
   const reportingMta = verdict.host ?? deps.hostname;
 
   if (verdict.kind === 'delivered') {
     const provider = { response: verdict.response, reporting_mta: reportingMta, status: enhancedStatus(verdict.response) ?? '2.0.0', smtp_code: verdict.code };
-    await recordDelivered(tx, target, provider, { attempts });
-    return { outcome: 'delivered', attempts, provider };
+    return { write: final('delivered', provider), finished: { t, name: 'email.delivered', provider }, recorded: { outcome: 'delivered', attempts, provider } };
   }
   if (verdict.kind === 'bounced') {
     const provider = { response: verdict.response, reporting_mta: reportingMta, status: verdict.status, smtp_code: verdict.code };
-    await recordBounce(tx, target, { bounceType: verdict.bounceType, final: true }, provider, { attempts });
-    return { outcome: 'bounced', attempts, provider, bounceType: verdict.bounceType };
+    return {
+      write: final('bounced', provider),
+      finished: { t, name: 'email.bounced', provider, bounceType: verdict.bounceType },
+      recorded: { outcome: 'bounced', attempts, provider, bounceType: verdict.bounceType },
+    };
   }
 
   const next = nextAttempt(deps.policy, attempts, row.first_due_at ?? row.created_at, deps.now, deps.random);
   if (next.kind === 'retry') {
-    await queueRepo.defer(tx, row, { dueAt: next.dueAt, attempts, response: verdict.response, mx: verdict.host, now: deps.now });
-    return { outcome: 'deferred', attempts, dueAt: next.dueAt };
+    return {
+      write: { id: row.id, status: 'deferred', dueAt: next.dueAt, attempts, lastResponse: verdict.response, lastMx: verdict.host },
+      finished: null,
+      recorded: { outcome: 'deferred', attempts, dueAt: next.dueAt },
+    };
   }
   // RFC 3463 4.4.7 "delivery time expired": the last remote reply stays in `provider`, so the
   // sender can still see why (a DNS failure on the last try keeps the last host that answered).
   const remote = verdict.host !== null || row.last_mx === null ? verdict : { response: row.last_response ?? verdict.response, host: row.last_mx, code: null };
   const provider = { response: remote.response, reporting_mta: remote.host ?? deps.hostname, status: '4.4.7', smtp_code: remote.code };
-  await recordBounce(tx, target, { bounceType: 'transient', final: true, status: 'failed' }, provider, { attempts });
-  return { outcome: 'failed', attempts, provider, bounceType: 'transient' };
+  return {
+    write: final('failed', provider),
+    finished: { t, name: 'email.bounced', provider, bounceType: 'transient' },
+    recorded: { outcome: 'failed', attempts, provider, bounceType: 'transient' },
+  };
+}
+
+/**
+ * Writes many attempts' outcomes in the caller's transaction, each only while `owner` still
+ * holds its row's lease: a row given to another worker reports `lease_lost` and writes nothing.
+ * The statements are per batch, not per attempt: the rows in one (lease check folded in), the
+ * messages' statuses, the events and their webhook deliveries. Results in input order.
+ */
+export async function recordVerdicts(tx: Tx, batch: Attempt[], deps: RecordDeps): Promise<Recorded[]> {
+  const plans = batch.map((a) => plan(a, deps));
+  const held = await queueRepo.finishLeased(tx, deps.owner, plans.map((p) => p.write), deps.now);
+  const kept = plans.filter((p) => held.has(p.write.id));
+  if (kept.length > 0) {
+    await recordFinished(
+      tx,
+      batch.filter((a) => held.has(a.row.id)).map((a) => a.message.id),
+      kept.flatMap((p) => (p.finished ? [p.finished] : [])),
+    );
+  }
+  return plans.map((p) => (held.has(p.write.id) ? p.recorded : { outcome: 'lease_lost' }));
+}
+
+/** One attempt's outcome (`recordVerdicts` with one). */
+export async function recordVerdict(tx: Tx, row: RecipientRow, message: Attempt['message'], verdict: Verdict, deps: RecordDeps): Promise<Recorded> {
+  return (await recordVerdicts(tx, [{ row, message, verdict }], deps))[0]!;
 }

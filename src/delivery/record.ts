@@ -2,9 +2,9 @@ import type { Config } from '../config/schema.ts';
 import type { Clock, Logger, RandomSource } from '../core/ports.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import type { GroupCommitter } from '../store/groupCommit.ts';
-import type { MessageRow, RecipientRow } from '../store/messages.ts';
 import { logOutcome } from './log.ts';
-import { recordVerdict, type Recorded, type Verdict } from './outcome.ts';
+import type { Tx } from '../store/db.ts';
+import { recordVerdicts, type Attempt, type RecordDeps, type Recorded } from './outcome.ts';
 
 export interface RecorderDeps {
   config: Config;
@@ -14,38 +14,110 @@ export interface RecorderDeps {
   metrics: Metrics;
 }
 
+type Pending = Attempt & { startedAt: number; resolve: (r: Recorded) => void; reject: (e: unknown) => void };
+
+/** Attempts written by one group-commit job at most; more wait for the next. */
+const MAX_BATCH = 500;
+
+/**
+ * Records attempts' outcomes for one worker. Outcomes that arrive while a shared commit is
+ * under way wait for the next one and are written there by ONE job, as a batch
+ * (`recordVerdicts`): a fixed number of statements per batch rather than a dozen per attempt,
+ * which on PostgreSQL is the difference between one round trip and hundreds. If the batch fails
+ * as a whole, each attempt is tried again in a job of its own, so one bad row costs only itself.
+ */
+export class OutcomeRecorder {
+  private pending: Pending[] = [];
+  /** A job is queued in the committer that has not yet taken the pending attempts. */
+  private queued = false;
+
+  constructor(
+    private readonly deps: RecorderDeps,
+    private readonly owner: string,
+  ) {}
+
+  /**
+   * Records one attempt's outcome under its lease, then counts and logs it. Null when nothing
+   * could be written: the lease then runs out and the row is tried again.
+   */
+  async record(log: Logger, attempt: Attempt & { startedAt: number }): Promise<Recorded | null> {
+    let recorded: Recorded;
+    try {
+      recorded = await new Promise<Recorded>((resolve, reject) => {
+        this.pending.push({ ...attempt, resolve, reject });
+        if (!this.queued) this.queueJob();
+      });
+    } catch (err) {
+      log.error({ err, email_id: attempt.row.message_id, recipient_id: attempt.row.id }, 'could not record the outcome; the row will be retried after its lease');
+      return null;
+    }
+    const seconds = (Date.now() - attempt.startedAt) / 1000;
+    this.deps.metrics.deliveryOutcomes.inc({ outcome: recorded.outcome, bounce_type: 'bounceType' in recorded ? (recorded.bounceType ?? '') : '' });
+    this.deps.metrics.deliveryDuration.observe({ outcome: recorded.outcome }, seconds);
+    logOutcome(log, attempt.row, attempt.verdict, recorded, seconds);
+    return recorded;
+  }
+
+  private queueJob(): void {
+    this.queued = true;
+    let batch: Pending[] | null = null;
+    // The job takes what is pending when it runs, not when it was queued: everything that came
+    // in while the commit before it was under way. A job run again (a lost lock conflict) keeps
+    // the batch it took.
+    const job = (tx: Tx) => {
+      if (batch === null) {
+        batch = this.pending.splice(0, MAX_BATCH);
+        this.queued = false;
+        if (this.pending.length > 0) this.queueJob();
+      }
+      return recordVerdicts(tx, batch, this.recordDeps());
+    };
+    this.deps.committer.run(job).then(
+      (results) => batch!.forEach((p, i) => p.resolve(results[i]!)),
+      (err) => {
+        if (batch === null) {
+          // Never ran (the committer gave up before it): whatever is pending gets a new job.
+          this.queued = false;
+          if (this.pending.length > 0) this.queueJob();
+          return;
+        }
+        if (batch.length === 1) return batch[0]!.reject(err);
+        for (const p of batch) {
+          this.deps.committer.run((tx) => recordVerdicts(tx, [p], this.recordDeps())).then((r) => p.resolve(r[0]!), p.reject);
+        }
+      },
+    );
+  }
+
+  private recordDeps(): RecordDeps {
+    const { delivery, server } = this.deps.config;
+    return {
+      owner: this.owner,
+      now: this.deps.clock.now(),
+      random: this.deps.random,
+      policy: { scheduleSeconds: delivery.retrySchedule, maxAgeSeconds: delivery.maxAge },
+      hostname: server.hostname,
+    };
+  }
+}
+
+/** One recorder per worker (lease owner) and committer, so a worker's outcomes share batches. */
+const recorders = new WeakMap<RecorderDeps['committer'], Map<string, OutcomeRecorder>>();
+
 /**
  * Records one attempt's outcome in a group-committed transaction (which checks the lease first),
- * then counts and logs it. Null when nothing could be written: the lease then runs out and the
- * row is tried again.
+ * batched with the worker's other outcomes waiting for the same commit, then counts and logs
+ * it. Null when nothing could be written: the lease then runs out and the row is tried again.
  */
 export async function recordOutcome(
   deps: RecorderDeps,
   log: Logger,
   owner: string,
-  attempt: { row: RecipientRow; message: Pick<MessageRow, 'id' | 'workspace_id' | 'stream' | 'domain'>; verdict: Verdict; startedAt: number },
+  attempt: Attempt & { startedAt: number },
 ): Promise<Recorded | null> {
-  const { row, message, verdict } = attempt;
-  const { delivery, server } = deps.config;
-  let recorded: Recorded;
-  try {
-    // A failed shared commit is retried job by job by the committer itself.
-    recorded = await deps.committer.run((tx) =>
-      recordVerdict(tx, row, message, verdict, {
-        owner,
-        now: deps.clock.now(),
-        random: deps.random,
-        policy: { scheduleSeconds: delivery.retrySchedule, maxAgeSeconds: delivery.maxAge },
-        hostname: server.hostname,
-      }),
-    );
-  } catch (err) {
-    log.error({ err, email_id: row.message_id, recipient_id: row.id }, 'could not record the outcome; the row will be retried after its lease');
-    return null;
-  }
-  const seconds = (Date.now() - attempt.startedAt) / 1000;
-  deps.metrics.deliveryOutcomes.inc({ outcome: recorded.outcome, bounce_type: 'bounceType' in recorded ? (recorded.bounceType ?? '') : '' });
-  deps.metrics.deliveryDuration.observe({ outcome: recorded.outcome }, seconds);
-  logOutcome(log, row, verdict, recorded, seconds);
-  return recorded;
+  let byOwner = recorders.get(deps.committer);
+  if (!byOwner) recorders.set(deps.committer, (byOwner = new Map()));
+  let recorder = byOwner.get(owner);
+  if (!recorder) byOwner.set(owner, (recorder = new OutcomeRecorder(deps, owner)));
+  return recorder.record(log, attempt);
 }

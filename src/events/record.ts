@@ -39,6 +39,16 @@ export interface NewEvent {
   at: number;
 }
 
+const payloadOf = (e: NewEvent, occurredAt: number): EventPayload => ({
+  event: e.event,
+  occurred_at: iso(occurredAt),
+  email_id: e.emailId,
+  recipient: e.recipient,
+  ...(e.bounceType ? { bounce_type: e.bounceType } : {}),
+  ...(e.url ? { url: e.url } : {}),
+  provider: e.provider,
+});
+
 /**
  * Records an event inside the caller's transaction, so the event, its webhook deliveries (one
  * per subscribed endpoint: the outbox) and the recipient's new status commit together.
@@ -48,16 +58,29 @@ export interface NewEvent {
 export async function recordEvent(tx: Tx, e: NewEvent): Promise<EventPayload> {
   let payload!: EventPayload;
   await eventsRepo.insert(tx, { workspace_id: e.workspaceId, email_id: e.emailId, recipient_id: e.recipientId, event: e.event }, e.at, (occurredAt) => {
-    payload = {
-      event: e.event,
-      occurred_at: iso(occurredAt),
-      email_id: e.emailId,
-      recipient: e.recipient,
-      ...(e.bounceType ? { bounce_type: e.bounceType } : {}),
-      ...(e.url ? { url: e.url } : {}),
-      provider: e.provider,
-    };
+    payload = payloadOf(e, occurredAt);
     return JSON.stringify(payload);
   });
   return payload;
+}
+
+/**
+ * Many events in the caller's transaction, by the rules of `recordEvent`, in a fixed number of
+ * statements (see `eventsRepo.insertMany`); payloads in input order.
+ */
+export async function recordEvents(tx: Tx, events: NewEvent[], options: { messagesLocked?: boolean } = {}): Promise<EventPayload[]> {
+  const payloads: EventPayload[] = new Array(events.length);
+  await eventsRepo.insertMany(
+    tx,
+    events.map((e, i) => ({
+      row: { workspace_id: e.workspaceId, email_id: e.emailId, recipient_id: e.recipientId, event: e.event },
+      at: e.at,
+      payload: (occurredAt: number) => {
+        payloads[i] = payloadOf(e, occurredAt);
+        return JSON.stringify(payloads[i]);
+      },
+    })),
+    options,
+  );
+  return payloads;
 }

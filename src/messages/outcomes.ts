@@ -1,5 +1,6 @@
-import { recordEvent, type BounceType, type EventPayload, type ProviderReport } from '../events/record.ts';
+import { recordEvent, recordEvents, type BounceType, type EventPayload, type ProviderReport } from '../events/record.ts';
 import type { Tx } from '../store/db.ts';
+import { deriveMessageStatuses } from '../store/messageStatus.ts';
 import { messagesRepo, type MessageRow, type RecipientRow } from '../store/messages.ts';
 import { suppressionsRepo, type SuppressionReason } from '../store/suppressions.ts';
 import type { RecipientStatus } from './status.ts';
@@ -10,7 +11,7 @@ import type { RecipientStatus } from './status.ts';
  * delivery (synchronous replies) and the inbound listener (reports that arrive later).
  */
 
-interface Target {
+export interface Target {
   message: Pick<MessageRow, 'id' | 'workspace_id' | 'stream' | 'domain'>;
   recipient: Pick<RecipientRow, 'id' | 'address'>;
   at: number;
@@ -63,6 +64,22 @@ export async function recordBounce(
   }
   if (bounce.bounceType === 'permanent') await suppress(tx, t, 'bounce');
   return recordEvent(tx, event(t, 'email.bounced', provider, bounce.bounceType));
+}
+
+/**
+ * What follows a batch of recipient rows the caller has already written (delivery records many
+ * attempts at once): their messages' derived statuses, suppression on a permanent bounce, and
+ * one event each for those that finished, all in the caller's transaction. The message rows are
+ * locked once, in id order, for both the derivation and the events.
+ */
+export async function recordFinished(
+  tx: Tx,
+  messageIds: number[],
+  finished: { t: Target; name: 'email.delivered' | 'email.bounced'; provider: ProviderReport; bounceType?: BounceType }[],
+): Promise<EventPayload[]> {
+  await deriveMessageStatuses(tx, messageIds);
+  for (const f of finished) if (f.bounceType === 'permanent') await suppress(tx, f.t, 'bounce');
+  return recordEvents(tx, finished.map((f) => event(f.t, f.name, f.provider, f.bounceType)), { messagesLocked: true });
 }
 
 export async function recordComplaint(tx: Tx, t: Target, provider: ProviderReport) {

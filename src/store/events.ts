@@ -1,4 +1,5 @@
 import { insertedId, isPg, type Conn, type Tx } from './db.ts';
+import { webhookQueue } from './webhookQueue.ts';
 import { webhooksRepo } from './webhooks.ts';
 
 export interface EventRow {
@@ -35,6 +36,57 @@ export const eventsRepo = {
     const id = insertedId(inserted);
     await webhooksRepo.queueDeliveries(tx, { id, workspace_id: e.workspace_id, email_id: e.email_id, event: e.event }, at);
     return { id, occurredAt };
+  },
+  /**
+   * Many events at once, with the same rules as `insert` (the first free millisecond at or
+   * after `at` per (email, event), the outbox in the same transaction); returns each event's id
+   * and time, in input order. On PostgreSQL a fixed number of statements serve the whole list:
+   * the latest time of every pair read in one query, the events in one multi-row insert, their
+   * webhook deliveries in another. `messagesLocked`: the caller already holds the messages' row
+   * locks (taken in id order), which keeps the read and the insert from interleaving with
+   * another transaction's for the same message.
+   */
+  async insertMany(
+    tx: Tx,
+    items: { row: Omit<EventRow, 'id' | 'occurred_at' | 'payload'>; at: number; payload: (occurredAt: number) => string }[],
+    options: { messagesLocked?: boolean } = {},
+  ): Promise<{ id: number; occurredAt: number }[]> {
+    if (!isPg(tx)) {
+      const out: { id: number; occurredAt: number }[] = [];
+      for (const item of items) out.push(await eventsRepo.insert(tx, item.row, item.at, item.payload));
+      return out;
+    }
+    if (items.length === 0) return [];
+    const emailIds = [...new Set(items.map((i) => i.row.email_id))].sort((a, b) => a - b);
+    if (!options.messagesLocked) await tx('messages').whereIn('id', emailIds).orderBy('id').forUpdate().select('id');
+    const names = [...new Set(items.map((i) => i.row.event))];
+    const latest: { email_id: number; event: string; at: string | number }[] = await tx('events')
+      .whereIn('email_id', emailIds)
+      .whereIn('event', names)
+      .groupBy('email_id', 'event')
+      .select('email_id', 'event')
+      .max({ at: 'occurred_at' });
+    const last = new Map(latest.map((l) => [`${l.email_id} ${l.event}`, Number(l.at)]));
+    const rows = items.map((item) => {
+      const key = `${item.row.email_id} ${item.row.event}`;
+      const before = last.get(key);
+      const occurredAt = before !== undefined && before >= item.at ? before + 1 : item.at;
+      last.set(key, occurredAt);
+      return { ...item.row, occurred_at: occurredAt, payload: item.payload(occurredAt) };
+    });
+    const ids = new Map<string, number>();
+    for (let i = 0; i < rows.length; i += 1000) {
+      const inserted: { id: number; email_id: number; event: string; occurred_at: string | number }[] = await tx('events')
+        .insert(rows.slice(i, i + 1000))
+        .returning(['id', 'email_id', 'event', 'occurred_at']);
+      for (const r of inserted) ids.set(`${r.email_id} ${r.event} ${Number(r.occurred_at)}`, r.id);
+    }
+    const out = rows.map((r) => ({ id: ids.get(`${r.email_id} ${r.event} ${r.occurred_at}`)!, occurredAt: r.occurred_at }));
+    await webhookQueue.queueMany(
+      tx,
+      rows.map((r, i) => ({ event: { id: out[i]!.id, workspace_id: r.workspace_id, email_id: r.email_id, event: r.event }, at: items[i]!.at })),
+    );
+    return out;
   },
   /** A message's event payloads in the order they happened. */
   async payloadsOf(db: Conn, emailId: number): Promise<string[]> {

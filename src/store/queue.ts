@@ -19,6 +19,17 @@ export interface ClaimRequest {
   limit: number;
 }
 
+/** One attempt's outcome for `finishLeased`: the recipient's new state. */
+export interface LeasedOutcome {
+  id: number;
+  status: 'delivered' | 'bounced' | 'failed' | 'deferred';
+  /** The next attempt (deferred); null once final. */
+  dueAt: number | null;
+  attempts: number;
+  lastResponse: string | null;
+  lastMx: string | null;
+}
+
 export interface QueueStats {
   byStatus: Record<string, number>;
   byDestination: { domain: string; status: string; count: number }[];
@@ -88,6 +99,53 @@ export const queueRepo = {
   async holdsLease(tx: Tx, owner: string, id: number, now: number): Promise<boolean> {
     const n = await tx('recipients').where({ id, lease_owner: owner, status: 'sending' }).update({ updated_at: now });
     return n > 0;
+  },
+
+  /**
+   * Many attempts' outcomes at once, each written only while `owner` still holds the row's
+   * lease; returns the ids written (the others were given to another worker). One statement on
+   * PostgreSQL: the held rows are locked in id order (so two such batches cannot deadlock) and
+   * updated from the arrays; a row whose lease moved on while we waited for its lock fails the
+   * re-checked condition and is left alone. The lease is cleared; `due_at` is the next attempt
+   * (deferred) or null (final). Message statuses are the caller's to derive.
+   */
+  async finishLeased(tx: Tx, owner: string, rows: LeasedOutcome[], now: number): Promise<Set<number>> {
+    const written = new Set<number>();
+    if (rows.length === 0) return written;
+    if (!isPg(tx)) {
+      for (const r of rows) {
+        const n = await tx('recipients')
+          .where({ id: r.id, lease_owner: owner, status: 'sending' })
+          .update({ status: r.status, due_at: r.dueAt, attempts: r.attempts, last_response: r.lastResponse, last_mx: r.lastMx, lease_owner: null, lease_until: null, updated_at: now });
+        if (n > 0) written.add(r.id);
+      }
+      return written;
+    }
+    const { rows: out } = (await tx.raw(
+      `with held as (
+         select id from recipients where id = any(?::int[]) and lease_owner = ? and status = 'sending' order by id for update
+       )
+       update recipients r set status = v.status, due_at = v.due_at, attempts = v.attempts, last_response = v.last_response,
+         last_mx = v.last_mx, lease_owner = null, lease_until = null, updated_at = ?
+       from held join unnest(?::int[], ?::text[], ?::bigint[], ?::int[], ?::text[], ?::text[])
+         as v(id, status, due_at, attempts, last_response, last_mx) on v.id = held.id
+       where r.id = held.id
+       returning r.id`,
+      // Arrays bind as PostgreSQL arrays (`$n::int[]`); knex's types know only arrays without nulls.
+      [
+        rows.map((r) => r.id),
+        owner,
+        now,
+        rows.map((r) => r.id),
+        rows.map((r) => r.status),
+        rows.map((r) => r.dueAt),
+        rows.map((r) => r.attempts),
+        rows.map((r) => r.lastResponse),
+        rows.map((r) => r.lastMx),
+      ] as unknown as string[],
+    )) as { rows: { id: number }[] };
+    for (const r of out) written.add(Number(r.id));
+    return written;
   },
 
   /** A temporary failure: back to the queue at `dueAt`, with the reply kept for the operator. */

@@ -1,5 +1,5 @@
 import { isPg, type Conn, type Db, type Tx } from './db.ts';
-import { webhooksRepo, type EndpointStatus, type WebhookAttemptRow, type WebhookDeliveryRow, type WebhookEndpointRow } from './webhooks.ts';
+import { subscribed, webhooksRepo, type EndpointStatus, type OutboxEvent, type WebhookAttemptRow, type WebhookDeliveryRow, type WebhookEndpointRow } from './webhooks.ts';
 
 /**
  * The webhook dispatcher's queue. The unit a dispatcher claims is an endpoint, under a lease
@@ -35,6 +35,52 @@ const pendingOf = (db: Conn, endpointId: number) =>
     .select('d.id', 'd.event_id', 'd.endpoint_id', 'd.email_id', 'd.event', 'd.attempts', 'd.created_at', 'ev.payload');
 
 export const webhookQueue = {
+  /**
+   * The outbox write for many events (`webhooksRepo.queueDeliveries` for each), in two
+   * statements whatever their number: the endpoints of their workspaces, then every delivery in
+   * one insert. A disabled endpoint's delivery is born skipped and logged.
+   */
+  async queueMany(tx: Tx, events: { event: OutboxEvent; at: number }[]): Promise<number> {
+    if (events.length === 0) return 0;
+    const workspaces = [...new Set(events.map((e) => e.event.workspace_id))];
+    const endpoints: WebhookEndpointRow[] = await tx('webhook_endpoints').whereIn('workspace_id', workspaces).orderBy('id');
+    if (endpoints.length === 0) return 0;
+    const rows: Omit<WebhookDeliveryRow, 'id'>[] = [];
+    for (const { event: e, at } of events) {
+      for (const ep of endpoints) {
+        if (ep.workspace_id !== e.workspace_id || !subscribed(ep, e.event)) continue;
+        const pending = ep.status !== 'disabled';
+        rows.push({
+          event_id: e.id,
+          endpoint_id: ep.id,
+          workspace_id: e.workspace_id,
+          email_id: e.email_id,
+          event: e.event,
+          status: pending ? 'pending' : 'skipped',
+          attempts: 0,
+          due_at: pending ? at : null,
+          lease_owner: null,
+          lease_until: null,
+          created_at: at,
+          updated_at: at,
+        });
+      }
+    }
+    for (let i = 0; i < rows.length; i += 1000) {
+      const chunk = rows.slice(i, i + 1000);
+      if (!chunk.some((r) => r.status === 'skipped')) {
+        await tx('webhook_deliveries').insert(chunk);
+        continue;
+      }
+      const inserted: WebhookDeliveryRow[] = await tx('webhook_deliveries').insert(chunk).returning('*');
+      const skipped = inserted.filter((r) => r.status === 'skipped');
+      for (const at of new Set(skipped.map((r) => Number(r.created_at)))) {
+        await webhooksRepo.logSkipped(tx, skipped.filter((r) => Number(r.created_at) === at), at);
+      }
+    }
+    return rows.length;
+  },
+
   /**
    * Leases up to `limit` endpoints nobody holds that have work: an active one with a pending
    * delivery due, a paused one whose probe is due. One statement picks and leases (SKIP LOCKED
