@@ -98,11 +98,15 @@ const allReceived = new Promise<void>((resolve) => {
     if (received === total) resolve();
   };
 });
+// Every statement the worker sends, BEGIN/SAVEPOINT/COMMIT included: round trips on PostgreSQL.
+let statements = 0;
+services.db.on('query', () => statements++);
 const started = Date.now();
 const cpuBefore = process.cpuUsage();
 worker.start();
 await allReceived;
 await worker.stop();
+const workerStatements = statements;
 const seconds = (Date.now() - started) / 1000;
 const cpu = process.cpuUsage(cpuBefore);
 
@@ -120,6 +124,7 @@ console.log(
     queued_in_s: Number(queueSeconds.toFixed(2)),
     delivered_in_s: Number(seconds.toFixed(2)),
     messages_per_s: Math.round(total / seconds),
+    statements_per_message: Number((workerStatements / total).toFixed(2)),
     cpu_ms_per_message: Number(((cpu.user + cpu.system) / 1000 / total).toFixed(3)),
     statuses: Object.fromEntries(statuses.map((s) => [s.status, Number(s.n)])),
   }),
