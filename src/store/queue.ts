@@ -49,19 +49,34 @@ export const queueRepo = {
   /**
    * Claims up to `limit` due rows, oldest due first. One statement picks and leases the rows:
    * on PostgreSQL the pick skips rows another worker has locked (FOR UPDATE SKIP LOCKED); on
-   * SQLite the single writer makes the statement atomic. The messages of the claimed rows are
-   * re-derived (to `sending`) in the same transaction.
+   * SQLite the single writer makes the statement atomic. The messages of the claimed rows
+   * become `sending` in the same transaction. On PostgreSQL the whole claim is ONE statement
+   * (one round trip, no BEGIN/COMMIT): a claimed recipient is `sending`, which the derivation
+   * ranks above every other status, so the messages' new status is known without reading their
+   * recipients again; their rows are locked in id order first.
    */
   async claim(db: Db, req: ClaimRequest): Promise<RecipientRow[]> {
+    const leaseUntil = req.now + req.leaseMs;
+    if (isPg(db)) {
+      const { rows } = (await db.raw(
+        `with picked as (
+           select id from recipients where status in ('queued', 'deferred', 'sending') and due_at <= ?
+           order by due_at limit ? for update skip locked
+         ), claimed as (
+           update recipients r set status = 'sending', lease_owner = ?, lease_until = ?, due_at = ?, updated_at = ?
+           from picked where r.id = picked.id returning r.*
+         ), held as (
+           select id from messages where id in (select message_id from claimed) order by id for update
+         ), marked as (
+           update messages m set status = 'sending' from held where m.id = held.id and m.status <> 'sending'
+         )
+         select * from claimed`,
+        [req.now, req.limit, req.owner, leaseUntil, leaseUntil, req.now],
+      )) as { rows: RecipientRow[] };
+      return rows;
+    }
     return db.transaction(async (tx) => {
-      const pick = tx('recipients')
-        .select('id')
-        .whereIn('status', CLAIMABLE)
-        .where('due_at', '<=', req.now)
-        .orderBy('due_at')
-        .limit(req.limit);
-      if (isPg(tx)) pick.forUpdate().skipLocked();
-      const leaseUntil = req.now + req.leaseMs;
+      const pick = tx('recipients').select('id').whereIn('status', CLAIMABLE).where('due_at', '<=', req.now).orderBy('due_at').limit(req.limit);
       const rows: RecipientRow[] = await tx('recipients')
         .whereIn('id', pick)
         .whereIn('status', CLAIMABLE)
@@ -187,17 +202,16 @@ export const queueRepo = {
 
   /**
    * Scheduled rows whose time has come become `queued`; returns how many. Every delivery worker
-   * runs this (no leader to lose), so it is safe side by side: each chunk is its own transaction,
-   * and on PostgreSQL a chunk skips rows another worker is releasing (SKIP LOCKED) instead of
-   * queueing behind it, so workers split a burst and claim each released chunk at once.
+   * runs this (no leader to lose), so it is safe side by side: each chunk is its own transaction
+   * (one statement on PostgreSQL), and on PostgreSQL a chunk skips rows another worker is
+   * releasing (SKIP LOCKED) instead of queueing behind it, so workers split a burst and claim
+   * each released chunk at once.
    */
   async releaseScheduled(db: Db, now: number, chunk = 100, maxChunks = Infinity): Promise<number> {
     let released = 0;
     for (let chunks = 1; ; chunks++) {
-      const n = await db.transaction(async (tx) => {
-        const pick = tx('recipients').where({ status: 'scheduled' }).where('due_at', '<=', now).orderBy('due_at').limit(chunk).select('id', 'message_id');
-        if (isPg(tx)) pick.forUpdate().skipLocked();
-        const due: { id: number; message_id: number }[] = await pick;
+      const n = isPg(db) ? await releaseChunkPg(db, now, chunk) : await db.transaction(async (tx) => {
+        const due: { id: number; message_id: number }[] = await tx('recipients').where({ status: 'scheduled' }).where('due_at', '<=', now).orderBy('due_at').limit(chunk).select('id', 'message_id');
         if (due.length === 0) return 0;
         const changed = await tx('recipients')
           .whereIn('id', due.map((r) => r.id))
@@ -260,6 +274,29 @@ export const queueRepo = {
     return q.update({ due_at: now, updated_at: now });
   },
 };
+
+/**
+ * One chunk of `releaseScheduled` on PostgreSQL as one statement. A released recipient is
+ * `queued`, which the derivation ranks above `scheduled` and below every other unfinished
+ * status, and a message with a scheduled recipient is never final: so exactly the messages
+ * still `scheduled` become `queued`, without reading their recipients again.
+ */
+async function releaseChunkPg(db: Db, now: number, chunk: number): Promise<number> {
+  const { rows } = (await db.raw(
+    `with due as (
+       select id from recipients where status = 'scheduled' and due_at <= ? order by due_at limit ? for update skip locked
+     ), released as (
+       update recipients r set status = 'queued', updated_at = ? from due where r.id = due.id returning r.message_id
+     ), held as (
+       select id from messages where id in (select message_id from released) order by id for update
+     ), marked as (
+       update messages m set status = 'queued' from held where m.id = held.id and m.status = 'scheduled'
+     )
+     select count(*)::int as n from released`,
+    [now, chunk, now],
+  )) as { rows: { n: number }[] };
+  return rows[0]!.n;
+}
 
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];

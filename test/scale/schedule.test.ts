@@ -24,9 +24,11 @@ describe.skipIf(!CLUSTER_PG)('scheduled mail with three serve processes', () => 
     expect(sink.messages).toHaveLength(0);
 
     await sink.waitFor(() => sink.messages.length > 0, 'the first release');
-    expect(Date.now()).toBeGreaterThanOrEqual(at);
+    const firstArrival = Date.now();
+    expect(firstArrival).toBeGreaterThanOrEqual(at);
     await sink.waitFor(() => arrivals(sink).size === MESSAGES, 'every scheduled recipient at the sink');
     const lastArrival = Date.now();
+    console.log(`burst of ${MESSAGES}: first arrival ${firstArrival - at} ms, last ${lastArrival - at} ms after the instant`);
     // The issue asks for 2 s; on this 2-core machine the burst takes 2.0 s (docs/SCALING.md).
     expect(lastArrival - at).toBeLessThanOrEqual(3000);
 
