@@ -163,21 +163,6 @@ export const queueRepo = {
     return written;
   },
 
-  /** A temporary failure: back to the queue at `dueAt`, with the reply kept for the operator. */
-  async defer(tx: Tx, row: Pick<RecipientRow, 'id' | 'message_id'>, patch: { dueAt: number; attempts: number; response: string; mx: string | null; now: number }) {
-    await tx('recipients').where({ id: row.id }).update({
-      status: 'deferred',
-      due_at: patch.dueAt,
-      attempts: patch.attempts,
-      last_response: patch.response,
-      last_mx: patch.mx,
-      lease_owner: null,
-      lease_until: null,
-      updated_at: patch.now,
-    });
-    await deriveMessageStatuses(tx, [row.message_id]);
-  },
-
   /**
    * Gives rows back untouched (shutdown): due now, in the status they had before the claim
    * (`deferred` once tried, else `queued`), for this or another worker to take.
