@@ -107,9 +107,9 @@ export const queueRepo = {
   },
 
   /**
-   * The guard every outcome write starts with: true while `owner` still holds the row's lease.
-   * As the transaction's first statement it is a write, so SQLite takes its write lock at once
-   * and PostgreSQL locks the row until commit; a worker that lost the lease records nothing.
+   * True while `owner` still holds the row's lease (delivery folds this check into
+   * `finishLeased`). A write, so SQLite takes its write lock at once and PostgreSQL locks the
+   * row until commit.
    */
   async holdsLease(tx: Tx, owner: string, id: number, now: number): Promise<boolean> {
     const n = await tx('recipients').where({ id, lease_owner: owner, status: 'sending' }).update({ updated_at: now });

@@ -29,7 +29,7 @@ describe.skipIf(!CLUSTER_PG)('scheduled mail with three serve processes', () => 
     await sink.waitFor(() => arrivals(sink).size === MESSAGES, 'every scheduled recipient at the sink');
     const lastArrival = Date.now();
     console.log(`burst of ${MESSAGES}: first arrival ${firstArrival - at} ms, last ${lastArrival - at} ms after the instant`);
-    // The issue asks for 2 s; on this 2-core machine the burst takes 2.0 s (docs/SCALING.md).
+    // The issue asks for 2 s; on a loaded 2-core machine a run still takes up to ~3 s (docs/SCALING.md).
     expect(lastArrival - at).toBeLessThanOrEqual(3000);
 
     await until(async () => {
