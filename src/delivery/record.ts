@@ -2,8 +2,8 @@ import type { Config } from '../config/schema.ts';
 import type { Clock, Logger, RandomSource } from '../core/ports.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import type { GroupCommitter } from '../store/groupCommit.ts';
-import { logOutcome } from './log.ts';
 import type { Tx } from '../store/db.ts';
+import { logOutcome } from './log.ts';
 import { recordVerdicts, type Attempt, type RecordDeps, type Recorded } from './outcome.ts';
 
 export interface RecorderDeps {
