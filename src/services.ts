@@ -21,6 +21,7 @@ import { commitLanes, createDb, isPg, type Db } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
 import { rateCountStore, rateLimits } from './store/rateLimits.ts';
 import { RateCounter } from './ratelimit/counter.ts';
+import { BatchedRateLimit } from './ratelimit/batched.ts';
 import type { Principal } from './tenancy/principal.ts';
 import { TenancyService } from './tenancy/service.ts';
 import { ConsoleSessions } from './console/session.ts';
@@ -79,8 +80,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const acceptCommitter = isPg(db) ? new GroupCommitter(db) : committer;
   const accept = new AcceptService({ db, committer: acceptCommitter, clock, log });
   const rateCounter = new RateCounter({ store: rateCountStore(db), flush: () => committer.run(async () => undefined) });
-  // On PostgreSQL limits are counted by `hitExactly`; the counter stays empty, so no hook.
-  if (!isPg(db)) committer.setCommitHook((tx) => rateCounter.beforeCommit(tx, clock.now()));
+  const exactRate = isPg(db) ? new BatchedRateLimit((groups, windowSeconds) => rateLimits.hitGroups(db, groups, windowSeconds)) : null;
+  // On PostgreSQL the counter stays empty: no hook.
+  if (!exactRate) committer.setCommitHook((tx) => rateCounter.beforeCommit(tx, clock.now()));
   const keyring = await loadTokenKeyring(db, clock);
   const consoleKeyring = await loadTokenKeyring(db, clock, 'console');
   let metrics: Metrics | undefined;
@@ -124,10 +126,11 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     consoleSessions: new ConsoleSessions({ keyring: consoleKeyring, clock }),
     // SQLite (one process): counted in memory and stored in the next shared commit, so a
     // request's count costs no write of its own. PostgreSQL (many processes): exact across
-    // them, one statement that checks and counts under the key's lock inside the server.
+    // them, checked and counted under the key's lock inside the server, one statement for the
+    // requests that arrived together.
     rateLimit: (principal) =>
-      isPg(db)
-        ? rateLimits.hitExactly(db, principal.keyId, clock.now(), windowsFor(principal.limits))
+      exactRate
+        ? exactRate.hit(principal.keyId, clock.now(), windowsFor(principal.limits))
         : rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits)),
     close: async () => {
       rateCounter.stop();

@@ -9,6 +9,7 @@ import * as sandbox from './migrations/006_sandbox.ts';
 import * as seams from './migrations/007_seams.ts';
 import * as webhooks from './migrations/008_webhooks.ts';
 import * as rateHit from './migrations/009_rate_hit.ts';
+import * as rateHitBatch from './migrations/010_rate_hit_batch.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '007_seams': seams,
   '008_webhooks': webhooks,
   '009_rate_hit': rateHit,
+  '010_rate_hit_batch': rateHitBatch,
 };
 
 const source: Knex.MigrationSource<string> = {
