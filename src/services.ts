@@ -64,6 +64,9 @@ export interface Services {
   close(): Promise<void>;
 }
 
+/** Accepting commits in flight at once per process on PostgreSQL. */
+const ACCEPT_LANES = 2;
+
 /** Builds every capability service over one database; used by `serve`, the CLI and tests. */
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
   const clock = overrides.clock ?? systemClock;
@@ -75,9 +78,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   await migrate(db);
   const committer = new GroupCommitter(db, undefined, commitLanes(config.database));
   // PostgreSQL: accepting commits run beside the others instead of queueing behind delivery's
-  // outcomes. They only insert new rows and add to usage counters no other commit touches, so
-  // the two cannot lock each other. SQLite has one writer: one committer for everything.
-  const acceptCommitter = isPg(db) ? new GroupCommitter(db) : committer;
+  // outcomes, two at a time. They only insert new rows and add to usage counters no other
+  // commit touches, in one order, so they cannot deadlock with each other or with the rest.
+  // SQLite has one writer: one committer for everything.
+  const acceptCommitter = isPg(db) ? new GroupCommitter(db, undefined, ACCEPT_LANES) : committer;
   const accept = new AcceptService({ db, committer: acceptCommitter, clock, log });
   const rateCounter = new RateCounter({ store: rateCountStore(db), flush: () => committer.run(async () => undefined) });
   const exactRate = isPg(db) ? new BatchedRateLimit((groups, windowSeconds) => rateLimits.hitGroups(db, groups, windowSeconds)) : null;
