@@ -10,6 +10,7 @@ import * as seams from './migrations/007_seams.ts';
 import * as webhooks from './migrations/008_webhooks.ts';
 import * as rateHit from './migrations/009_rate_hit.ts';
 import * as rateHitBatch from './migrations/010_rate_hit_batch.ts';
+import * as usageSlots from './migrations/011_usage_slots.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '008_webhooks': webhooks,
   '009_rate_hit': rateHit,
   '010_rate_hit_batch': rateHitBatch,
+  '011_usage_slots': usageSlots,
 };
 
 const source: Knex.MigrationSource<string> = {
