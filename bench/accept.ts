@@ -21,7 +21,7 @@ const body = (i: number) =>
 
 let next = 0;
 let failed = 0;
-const before = services.committer.stats();
+const before = services.accept.commitStats();
 const started = performance.now();
 await Promise.all(
   Array.from({ length: concurrency }, async () => {
@@ -38,7 +38,7 @@ await Promise.all(
   }),
 );
 const seconds = (performance.now() - started) / 1000;
-const after = services.committer.stats();
+const after = services.accept.commitStats();
 const commits = after.commits - before.commits;
 const jobs = after.jobs - before.jobs;
 console.log(

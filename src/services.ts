@@ -21,6 +21,7 @@ import { commitLanes, createDb, isPg, type Db } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
 import { rateCountStore, rateLimits } from './store/rateLimits.ts';
 import { RateCounter } from './ratelimit/counter.ts';
+import { BatchedRateLimit } from './ratelimit/batched.ts';
 import type { Principal } from './tenancy/principal.ts';
 import { TenancyService } from './tenancy/service.ts';
 import { ConsoleSessions } from './console/session.ts';
@@ -63,6 +64,9 @@ export interface Services {
   close(): Promise<void>;
 }
 
+/** Accepting commits in flight at once per process on PostgreSQL. */
+const ACCEPT_LANES = 2;
+
 /** Builds every capability service over one database; used by `serve`, the CLI and tests. */
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
   const clock = overrides.clock ?? systemClock;
@@ -73,9 +77,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const dns = config.delivery.mode === 'sandbox' ? sandboxResolver(realDns, ownZone(db, config.server.hostname)) : realDns;
   await migrate(db);
   const committer = new GroupCommitter(db, undefined, commitLanes(config.database));
-  const accept = new AcceptService({ db, committer, clock, log });
+  // PostgreSQL: accepting commits run beside the others instead of queueing behind delivery's
+  // outcomes, two at a time. They only insert new rows and add to usage counters no other
+  // commit touches, in one order, so they cannot deadlock with each other or with the rest.
+  // SQLite has one writer: one committer for everything.
+  const acceptCommitter = isPg(db) ? new GroupCommitter(db, undefined, ACCEPT_LANES) : committer;
+  const accept = new AcceptService({ db, committer: acceptCommitter, clock, log });
   const rateCounter = new RateCounter({ store: rateCountStore(db), flush: () => committer.run(async () => undefined) });
-  committer.setCommitHook((tx) => rateCounter.beforeCommit(tx, clock.now()));
+  const exactRate = isPg(db) ? new BatchedRateLimit((groups, windowSeconds) => rateLimits.hitGroups(db, groups, windowSeconds)) : null;
+  // On PostgreSQL the counter stays empty: no hook.
+  if (!exactRate) committer.setCommitHook((tx) => rateCounter.beforeCommit(tx, clock.now()));
   const keyring = await loadTokenKeyring(db, clock);
   const consoleKeyring = await loadTokenKeyring(db, clock, 'console');
   let metrics: Metrics | undefined;
@@ -119,14 +130,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     consoleSessions: new ConsoleSessions({ keyring: consoleKeyring, clock }),
     // SQLite (one process): counted in memory and stored in the next shared commit, so a
     // request's count costs no write of its own. PostgreSQL (many processes): exact across
-    // them, one statement that checks and counts under the key's lock inside the server.
+    // them, checked and counted under the key's lock inside the server, one statement for the
+    // requests that arrived together.
     rateLimit: (principal) =>
-      isPg(db)
-        ? rateLimits.hitExactly(db, principal.keyId, clock.now(), windowsFor(principal.limits))
+      exactRate
+        ? exactRate.hit(principal.keyId, clock.now(), windowsFor(principal.limits))
         : rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits)),
     close: async () => {
       rateCounter.stop();
       await committer.run(async () => undefined).catch(() => undefined);
+      await acceptCommitter.run(async () => undefined).catch(() => undefined);
       await db.destroy();
     },
   };

@@ -116,6 +116,11 @@ export class AcceptService {
       );
   }
 
+  /** Commits and jobs of the committer accepting writes through, to see how well they are shared. */
+  commitStats(): { commits: number; jobs: number } {
+    return this.deps.committer.stats();
+  }
+
   /** The stored answer for a retried request, checked before anything else about it. */
   async replay(principal: Principal, idempotency: IdempotencyRequest): Promise<AcceptResult | null> {
     return (await this.stored(this.deps.db, principal, idempotency))?.replay ?? null;
@@ -180,7 +185,9 @@ export class AcceptService {
       return row;
     });
     const ids = await messagesRepo.insertMany(tx, planned);
-    for (const u of usage.values()) await usageRepo.add(tx, u.workspaceId, utcDay(now), u.stream, u.count);
+    // In one order, so two processes' commits lock the usage rows they share in the same order.
+    const counts = [...usage.values()].sort((a, b) => a.workspaceId - b.workspaceId || a.stream.localeCompare(b.stream));
+    for (const u of counts) await usageRepo.add(tx, u.workspaceId, utcDay(now), u.stream, u.count);
     return batch.map((w, i) => {
       this.deps.log.info(
         { phase: 'accept', email_id: ids[i], recipients: w.message.recipients.length, suppressed: w.message.recipients.length - planned[i].sending, source: w.source },

@@ -9,6 +9,8 @@ import * as sandbox from './migrations/006_sandbox.ts';
 import * as seams from './migrations/007_seams.ts';
 import * as webhooks from './migrations/008_webhooks.ts';
 import * as rateHit from './migrations/009_rate_hit.ts';
+import * as rateHitBatch from './migrations/010_rate_hit_batch.ts';
+import * as usageSlots from './migrations/011_usage_slots.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -23,6 +25,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '007_seams': seams,
   '008_webhooks': webhooks,
   '009_rate_hit': rateHit,
+  '010_rate_hit_batch': rateHitBatch,
+  '011_usage_slots': usageSlots,
 };
 
 const source: Knex.MigrationSource<string> = {

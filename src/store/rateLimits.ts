@@ -1,6 +1,7 @@
 import type { Conn, Db } from './db.ts';
-import { decide, type Bucket, type RateDecision, type WindowLimit } from '../ratelimit/sliding.ts';
+import type { Bucket } from '../ratelimit/sliding.ts';
 import type { RateCountStore } from '../ratelimit/counter.ts';
+import type { RateGroupResult, RateHitGroup } from '../ratelimit/batched.ts';
 
 const HOUR = 3600;
 
@@ -34,22 +35,28 @@ export const rateLimits = {
   },
 
   /**
-   * Decides and counts one request against the stored counts, exactly, whatever other processes
-   * do: PostgreSQL only, one statement in a transaction of its own (`mailsvc_rate_hit`,
-   * migration 009), which locks the key only while it runs inside the server.
+   * Decides and counts groups of requests in one statement (`mailsvc_rate_hits`, migration 010),
+   * exactly across processes, PostgreSQL only. Each group is requests of one key in one second
+   * under one set of limits; all groups share the windows' lengths. Returns, per group in the
+   * order given, how many were allowed and the key's buckets as they were before the group.
    */
-  async hitExactly(db: Db, keyId: number, nowMs: number, windows: WindowLimit[]): Promise<RateDecision> {
-    const nowSecond = Math.floor(nowMs / 1000);
-    const { rows } = await db.raw('select allowed, buckets from mailsvc_rate_hit(?, ?, ?::integer[], ?::integer[])', [
-      keyId,
-      nowSecond,
-      windows.map((w) => w.seconds),
-      windows.map((w) => w.limit),
+  async hitGroups(db: Db, groups: RateHitGroup[], windowSeconds: number[]): Promise<RateGroupResult[]> {
+    if (groups.length === 0) return [];
+    // Key and second order: the function locks keys in the order given.
+    const order = groups.map((_, i) => i).sort((a, b) => groups[a].keyId - groups[b].keyId || groups[a].second - groups[b].second);
+    const { rows } = await db.raw('select allowed, buckets from mailsvc_rate_hits(?::integer[], ?::bigint[], ?::integer[], ?::integer[], ?::integer[])', [
+      order.map((i) => groups[i].keyId),
+      order.map((i) => groups[i].second),
+      order.map((i) => groups[i].count),
+      windowSeconds,
+      order.flatMap((i) => groups[i].limits),
     ]);
-    const before: Bucket[] = (rows[0].buckets as [number, number][]).map(([second, count]) => ({ second: Number(second), count: Number(count) }));
-    const decision = decide(before, nowSecond, windows);
-    // The function applied the same rule; its verdict is the one that was counted.
-    return decision.allowed === rows[0].allowed ? decision : { ...decision, allowed: rows[0].allowed };
+    const out: RateGroupResult[] = new Array(groups.length);
+    order.forEach((i, n) => {
+      const row = rows[n] as { allowed: number; buckets: [number, number][] };
+      out[i] = { allowed: Number(row.allowed), before: row.buckets.map(([second, count]) => ({ second: Number(second), count: Number(count) })) };
+    });
+    return out;
   },
 
   /** Buckets older than the longest window count for nothing. */

@@ -13,6 +13,8 @@ describe.skipIf(!CLUSTER_PG)('limits and idempotency shared by three serve proce
     expect(statuses.filter((s) => s === 429)).toHaveLength(60);
     const [row] = await cluster.services.db('messages').count({ n: '*' });
     expect(Number(row!.n)).toBe(60);
+    // Each process adds to its own row of the day's usage; the report adds them up.
+    expect((await cluster.services.usage.report(cluster.workspaceId, {})).totals).toStrictEqual({ transactional: 60, broadcast: 0 });
   });
 
   it('the same Idempotency-Key sent concurrently to all three processes yields one message, delivered once', { timeout: 60_000 }, async () => {

@@ -5,6 +5,7 @@ import { migrate } from '../../src/store/migrate.ts';
 import { queueRepo } from '../../src/store/queue.ts';
 import { rateLimits } from '../../src/store/rateLimits.ts';
 import { windowsFor } from '../../src/ratelimit/sliding.ts';
+import { BatchedRateLimit } from '../../src/ratelimit/batched.ts';
 import type { RecipientRow } from '../../src/store/messages.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { messageWith, migratedStore, openStore } from '../helpers/db.ts';
@@ -83,9 +84,13 @@ describe.skipIf(!CLUSTER_PG)('periodic jobs run by three processes at once (pg)'
     const pools = [open(), open(), open()];
     // Each pool's clock is a second off from the next, as the clocks of three processes reading
     // the time at slightly different moments around a second boundary.
-    const decisions = await Promise.all(Array.from({ length: 90 }, (_, i) => rateLimits.hitExactly(pools[i % 3]!, 1, AT + (i % 3) * 1000, windows)));
+    // Each process sends the hits that arrive while its previous call is in flight as one call.
+    const limiters = pools.map((pool) => new BatchedRateLimit((groups, seconds) => rateLimits.hitGroups(pool, groups, seconds)));
+    const decisions = await Promise.all(Array.from({ length: 90 }, (_, i) => limiters[i % 3]!.hit(1, AT + (i % 3) * 1000, windows)));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(30);
     expect(decisions.filter((d) => !d.allowed).every((d) => d.retryAfter! > 0)).toBe(true);
+    // Each admitted request saw the count as it was just before it: every remaining figure once.
+    expect(decisions.filter((d) => d.allowed).map((d) => d.remaining).sort((a, b) => a - b)).toStrictEqual(Array.from({ length: 30 }, (_, i) => i));
   });
 
   it('lease renewal does not wait for a row its own outcome commit holds: it renews the others and that one next time', async () => {
