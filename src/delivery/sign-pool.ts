@@ -9,6 +9,8 @@ import type { SignBatch, SignResults } from './sign-thread.ts';
 
 /** Builds and signs one recipient's copy; on the event loop or in signing threads. */
 export interface CopySigner {
+  /** Gets ready ahead of the first copy (threads started). */
+  start(): void;
   build(job: CopyJob): Promise<BuiltCopy>;
   /** Ends the threads; copies still in flight fail (delivery defers them). */
   close(): Promise<void>;
@@ -25,7 +27,7 @@ export function signingThreads(configured: number | null): number {
 /** `signingThreads` 0: the copies are built on the event loop, as tools and some tests want. */
 export function inlineSigner(): CopySigner {
   const builder = new CopyBuilder(systemClock, MAX_CACHED_BYTES);
-  return { build: (job) => builder.build(job), close: async () => {} };
+  return { start: () => {}, build: (job) => builder.build(job), close: async () => {} };
 }
 
 // '.ts' when running from source (tsx, vitest), '.js' once compiled.
@@ -56,8 +58,8 @@ interface Thread {
 }
 
 /**
- * DKIM signing and MIME building off the event loop: `size` worker threads, started on the first
- * copy. Copies of one message go to one thread (by message id), so the message's MIME is built
+ * DKIM signing and MIME building off the event loop: `size` worker threads, started with the
+ * delivery loop or on the first copy. Copies of one message go to one thread (by message id), so the message's MIME is built
  * once and cached there; the copies asked for in one tick go to a thread in one message, and the
  * signed bytes come back transferred, not copied. Nothing waits here unbounded: delivery has at
  * most `delivery.concurrency` copies in flight. A thread that fails or exits fails its copies in
@@ -84,12 +86,16 @@ export class SigningPool implements CopySigner {
     return this.threads.length;
   }
 
+  /** Starts the threads (otherwise the first copy does), so the first copies find them warm. */
+  start(): void {
+    if (this.started || this.closed) return;
+    this.started = true;
+    for (const thread of this.threads) this.spawn(thread);
+  }
+
   build(job: CopyJob): Promise<BuiltCopy> {
     if (this.closed) return Promise.reject(new Error('the signing threads are stopped'));
-    if (!this.started) {
-      this.started = true;
-      for (const thread of this.threads) this.spawn(thread);
-    }
+    this.start();
     const thread = this.threads[job.row.id % this.threads.length]!;
     const seq = ++this.seq;
     return new Promise<BuiltCopy>((resolve, reject) => {

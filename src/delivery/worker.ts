@@ -106,6 +106,7 @@ export class DeliveryWorker {
   /** Starts the claim loop and lease renewal; stop() ends both. */
   start(): void {
     if (this.running) return;
+    this.signer.start();
     this.stopRenewing = this.claims.renewing();
     this.running = this.loop();
   }
