@@ -19,9 +19,13 @@ export interface CopySigner {
 /** Shared MIME kept for the next recipients of a message, by total size, per process. */
 export const MAX_CACHED_BYTES = 64 * 1024 * 1024;
 
-/** `delivery.signingThreads`: null is one thread per available core, 0 signs on the event loop. */
+/**
+ * `delivery.signingThreads`: null is one thread per available core but the event loop's, at least
+ * one (on two cores, a second thread measured slower than one: the event loop lost its core);
+ * 0 signs on the event loop.
+ */
 export function signingThreads(configured: number | null): number {
-  return configured ?? availableParallelism();
+  return configured ?? Math.max(1, availableParallelism() - 1);
 }
 
 /** `signingThreads` 0: the copies are built on the event loop, as tools and some tests want. */
