@@ -120,6 +120,11 @@ export const ConfigSchema = Type.Object(
         relayPassword: Type.Union([Type.String(), Type.Null()], { default: null }),
         maxConnectionsPerHost: Type.Integer({ minimum: 1, default: 10 }),
         concurrency: Type.Integer({ minimum: 1, default: 50, description: 'transactions in flight per process' }),
+        signingThreads: Type.Union([Type.Integer({ minimum: 0, maximum: 64 }), Type.Null()], {
+          default: null,
+          expected: 'a whole number from 0 to 64, or null',
+          description: 'worker threads that build and DKIM-sign the copies; null: one per available core but one, at least one; 0: on the event loop',
+        }),
         // 1m, 5m, 15m, 30m, 1h, 2h, 4h, 8h: cumulative 16h 51m after the 8th retry; the last repeats.
         retrySchedule: Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1, default: [60, 300, 900, 1800, 3600, 7200, 14400, 28800] }),
         maxAge: seconds(259_200),

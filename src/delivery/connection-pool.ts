@@ -57,11 +57,15 @@ export class ConnectionPool<C extends Poolable, F> {
     }
   }
 
-  /** Gives a connection back after a transaction; `reusable` false discards it. */
-  async release(session: C, reusable: boolean): Promise<void> {
+  /**
+   * Gives a connection back after a transaction; `reusable` false discards it. `reset` first
+   * resets it (after a refused transaction); a completed transaction leaves the session clean
+   * (RFC 5321 §4.1.1.4), so the next MAIL follows at once.
+   */
+  async release(session: C, reusable: boolean, reset = true): Promise<void> {
     const entry = this.entries.get(session);
     if (!entry) return;
-    if (!reusable || this.closed || !session.alive || !(await session.reset()) || this.closed) {
+    if (!reusable || this.closed || !session.alive || (reset && !(await session.reset())) || this.closed) {
       this.discard(session, 'destroy');
       return;
     }

@@ -5,14 +5,16 @@ import { ReturnPathDomains } from '../domains/return-path.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import type { Db } from '../store/db.ts';
 import { domainsRepo } from '../store/domains.ts';
-import { messagesRepo, type RecipientRow } from '../store/messages.ts';
+import { messagesRepo, type MessageRow, type RecipientRow } from '../store/messages.ts';
 import type { TokenCodec } from '../tokens/index.ts';
+import { readContent } from '../messages/content.ts';
 import { TtlCache } from './cache.ts';
-import { prepareMessage, recipientCopy, type DkimKey, type PreparedMessage } from './compose.ts';
+import type { DkimKey, PreparedMessage } from './compose.ts';
 import { resolveDestination, type Destination } from './mx.ts';
 import { judgeDestination, judgeSend, type Verdict } from './outcome.ts';
 import type { Relay } from './relay.ts';
 import type { RenderStep } from './render.ts';
+import type { CopySigner } from './sign-pool.ts';
 import type { SmtpTransport } from './transport.ts';
 import { verpSender } from './verp.ts';
 
@@ -26,6 +28,8 @@ export interface PipelineDeps {
   verp: TokenCodec;
   transport: SmtpTransport;
   render: RenderStep;
+  /** Builds and signs each copy (signing threads, or the event loop). */
+  signer: CopySigner;
   /** With a smarthost there is no MX lookup: everything goes to it. */
   relay: Relay | undefined;
 }
@@ -36,7 +40,19 @@ interface SendingDomain {
   tracking: { open: boolean; click: boolean };
 }
 
-/** Built messages kept for their next recipients, by total size (a 1 MB message counts 1 MB). */
+/**
+ * A stored message as the event loop keeps it for its recipients: the row (what the signer builds
+ * the MIME from) and its text parts (what the render step starts from).
+ */
+export interface StoredMessage {
+  row: MessageRow;
+  message: PreparedMessage['message'];
+  html: string | null;
+  text: string | null;
+  size: number;
+}
+
+/** Stored messages kept for their next recipients, by total size (a 1 MB message counts 1 MB). */
 const MAX_CACHED_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -46,7 +62,7 @@ const MAX_CACHED_BYTES = 64 * 1024 * 1024;
  * signature on each retry.
  */
 export class RecipientPipeline {
-  private readonly messages: TtlCache<PreparedMessage>;
+  private readonly messages: TtlCache<StoredMessage>;
   private readonly domains: TtlCache<SendingDomain>;
   private readonly destinations: TtlCache<Destination>;
   private readonly returnPaths: ReturnPathDomains;
@@ -60,17 +76,20 @@ export class RecipientPipeline {
     this.returnPaths = new ReturnPathDomains(deps.db, deps.clock, deps.config.inbound.returnPathDomain);
   }
 
-  /** The message row and its MIME, loaded and built once for all its recipients. */
-  prepared(messageId: number): Promise<PreparedMessage> {
+  /** The message row and its text parts, loaded once for all its recipients. */
+  prepared(messageId: number): Promise<StoredMessage> {
     return this.messages.get(String(messageId), async () => {
-      const message = await messagesRepo.byId(this.deps.db, messageId);
-      if (!message) throw new Error(`message ${messageId} is gone`);
-      this.deps.metrics.deliveryMessageBuilds.inc();
-      return prepareMessage(message, this.deps.config.server.hostname);
+      const row = await messagesRepo.byId(this.deps.db, messageId);
+      if (!row) throw new Error(`message ${messageId} is gone`);
+      const content = readContent(row.content);
+      if (content === null) throw new Error(`message ${row.id} has no content left (pruned)`);
+      const parts = content.kind === 'fields' ? { html: content.html, text: content.text } : { html: null, text: null };
+      const message = { id: row.id, workspace_id: row.workspace_id, domain: row.domain, stream: row.stream, message_id_header: row.message_id_header };
+      return { row, message, ...parts, size: row.content!.length + row.envelope.length };
     });
   }
 
-  async attempt(row: RecipientRow, prepared: PreparedMessage): Promise<Verdict> {
+  async attempt(row: RecipientRow, prepared: StoredMessage): Promise<Verdict> {
     const destination = await this.destination(row.domain);
     if (destination.kind !== 'hosts') return judgeDestination(destination);
     const sending = await this.sendingDomain(prepared.message.domain);
@@ -81,8 +100,10 @@ export class RecipientPipeline {
       stream: prepared.message.stream,
       returnPathDomain: sending.returnPathDomain,
     });
-    const raw = recipientCopy(prepared, own, sending.key, this.deps.clock.now());
+    const copy = await this.deps.signer.build({ row: prepared.row, senderId: this.deps.config.server.hostname, own, key: sending.key, now: this.deps.clock.now() });
+    if (copy.built) this.deps.metrics.deliveryMessageBuilds.inc();
     this.deps.metrics.deliverySignatures.inc();
+    const raw = copy.raw;
     let last: Verdict | null = null;
     // RFC 5321 §5.1: try each host in order until one takes the message or refuses it for good.
     for (const host of destination.hosts) {

@@ -1,6 +1,6 @@
 import { rewriteHtml } from '../tracking/rewrite.ts';
 import { clickSigner, type TrackingCodecs } from '../tracking/tokens.ts';
-import type { PreparedMessage, RecipientParts } from './compose.ts';
+import type { RecipientParts } from './compose.ts';
 
 /** What the render step knows about one recipient's copy beyond the prepared message. */
 export interface RenderContext {
@@ -14,12 +14,18 @@ export interface RenderContext {
   returnPathDomain: string;
 }
 
+/** What a render step starts from: the message's stored text parts (null: none, or submitted MIME). */
+export interface RenderSource {
+  html: string | null;
+  text: string | null;
+}
+
 /**
  * The per-recipient render step, run on the prepared message before signing: it returns only
  * what differs for this recipient (its HTML with tracked links, `{{unsubscribe_url}}` filled in,
  * List-Unsubscribe headers on broadcast mail).
  */
-export type RenderStep = (prepared: PreparedMessage, ctx: RenderContext) => RecipientParts | Promise<RecipientParts>;
+export type RenderStep = (prepared: RenderSource, ctx: RenderContext) => RecipientParts | Promise<RecipientParts>;
 
 /** Every recipient gets the shared parts. */
 export const sendAsPrepared: RenderStep = () => ({});

@@ -57,9 +57,10 @@ async function addressesOf(host: string, dns: DnsResolver | undefined): Promise<
 }
 
 /**
- * Outbound SMTP over nodemailer's client. Every call is one transaction on a connection reused
- * per destination; after each transaction RSET proves the connection is still usable before
- * it is handed to the next message.
+ * Outbound SMTP over nodemailer's client (MAIL, RCPT and DATA pipelined where the server offers
+ * PIPELINING). Every call is one transaction on a connection reused per destination; after a
+ * refused transaction RSET proves the connection is still usable before it is handed to the next
+ * message.
  */
 export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
   const pool = new ConnectionPool<SmtpSession, SmtpSendFailure>({
@@ -108,9 +109,10 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
         if (!isSession(session)) return session;
         const reused = session.transactions > 0;
         const result = await session.send(req.envelope.from, req.envelope.to, req.raw);
-        // A refusal leaves the connection usable; a timeout or a drop does not. Awaited, so a
-        // caller sending one message after another finds the connection idle again.
-        await pool.release(session, result.ok || (result.code !== null && session.alive));
+        // A refusal leaves the connection usable after RSET; a timeout or a drop does not. A
+        // delivered message needs no RSET: a connection dropped meanwhile is caught below, as
+        // stale. Awaited, so a caller sending one message after another finds it idle again.
+        await pool.release(session, result.ok || (result.code !== null && session.alive), !result.ok);
         // A reused connection the server had already dropped fails before any reply. That says
         // nothing about this message, so it gets one fresh connection.
         const stale = !result.ok && reused && result.code === null && result.stage === 'mail';

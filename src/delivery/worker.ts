@@ -12,6 +12,7 @@ import { RecipientPipeline } from './pipeline.ts';
 import { recordOutcome } from './record.ts';
 import { relayOf } from './relay.ts';
 import { sendAsPrepared, type RenderStep } from './render.ts';
+import { inlineSigner, signingThreads, SigningPool, type CopySigner } from './sign-pool.ts';
 import { createSmtpTransport } from './smtp-transport.ts';
 import type { SmtpTransport } from './transport.ts';
 
@@ -36,6 +37,8 @@ export interface DeliveryOptions {
   pollMs?: number;
   /** How long stop() lets in-flight transactions finish before releasing their leases (default 10 s). */
   stopGraceMs?: number;
+  /** Builds and signs the copies; default: `delivery.signingThreads` threads, ended by stop(). */
+  signer?: CopySigner;
   /** Called once an attempt's outcome is committed (the sandbox's receivers react to it). */
   afterOutcome?: (row: RecipientRow, recorded: Recorded) => Promise<void>;
 }
@@ -54,6 +57,7 @@ const emptyPass = (): PassResult => ({ claimed: 0, delivered: 0, bounced: 0, fai
  */
 export class DeliveryWorker {
   private readonly transport: SmtpTransport;
+  private readonly signer: CopySigner;
   private readonly pipeline: RecipientPipeline;
   private readonly claims: LeasedClaims;
   private readonly concurrency: number;
@@ -83,7 +87,16 @@ export class DeliveryWorker {
     this.transport =
       options.transport ??
       createSmtpTransport({ heloName: deps.config.server.hostname, tls: d.tls, maxConnectionsPerHost: d.maxConnectionsPerHost, relay, dns: deps.dns });
-    this.pipeline = new RecipientPipeline({ ...deps, verp: deps.tokens.verp, transport: this.transport, render: options.render ?? sendAsPrepared, relay });
+    const threads = signingThreads(d.signingThreads);
+    this.signer = options.signer ?? (threads === 0 ? inlineSigner() : new SigningPool(threads, this.log));
+    this.pipeline = new RecipientPipeline({
+      ...deps,
+      verp: deps.tokens.verp,
+      transport: this.transport,
+      render: options.render ?? sendAsPrepared,
+      signer: this.signer,
+      relay,
+    });
   }
 
   get owner(): string {
@@ -93,6 +106,7 @@ export class DeliveryWorker {
   /** Starts the claim loop and lease renewal; stop() ends both. */
   start(): void {
     if (this.running) return;
+    this.signer.start();
     this.stopRenewing = this.claims.renewing();
     this.running = this.loop();
   }
@@ -133,6 +147,7 @@ export class DeliveryWorker {
     const { unfinished, released } = await this.claims.releaseUnfinished();
     if (unfinished > 0) this.log.warn({ released }, `stopped with ${unfinished} transactions in flight; released=${released}`);
     await Promise.race([this.transport.close(), delay(1000)]);
+    if (this.signer !== this.options.signer) await this.signer.close();
   }
 
   stats() {

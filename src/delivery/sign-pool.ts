@@ -1,0 +1,198 @@
+import { availableParallelism } from 'node:os';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../core/ports.ts';
+import { systemClock } from '../core/ports.ts';
+import { CopyBuilder, type BuiltCopy, type CopyJob } from './copy-builder.ts';
+import type { SignBatch, SignResults } from './sign-thread.ts';
+
+/** Builds and signs one recipient's copy; on the event loop or in signing threads. */
+export interface CopySigner {
+  /** Gets ready ahead of the first copy (threads started). */
+  start(): void;
+  build(job: CopyJob): Promise<BuiltCopy>;
+  /** Ends the threads; copies still in flight fail (delivery defers them). */
+  close(): Promise<void>;
+}
+
+/** Shared MIME kept for the next recipients of a message, by total size, per process. */
+export const MAX_CACHED_BYTES = 64 * 1024 * 1024;
+
+/**
+ * `delivery.signingThreads`: null is one thread per available core but the event loop's, at least
+ * one (on two cores, a second thread measured slower than one: the event loop lost its core);
+ * 0 signs on the event loop.
+ */
+export function signingThreads(configured: number | null): number {
+  return configured ?? Math.max(1, availableParallelism() - 1);
+}
+
+/** `signingThreads` 0: the copies are built on the event loop, as tools and some tests want. */
+export function inlineSigner(): CopySigner {
+  const builder = new CopyBuilder(systemClock, MAX_CACHED_BYTES);
+  return { start: () => {}, build: (job) => builder.build(job), close: async () => {} };
+}
+
+// '.ts' when running from source (tsx, vitest), '.js' once compiled.
+const OWN_EXTENSION = extname(fileURLToPath(import.meta.url));
+
+function startThread(maxCachedBytes: number): Worker {
+  const entry = new URL(`./sign-thread${OWN_EXTENSION}`, import.meta.url);
+  if (OWN_EXTENSION !== '.ts') return new Worker(entry, { workerData: { maxCachedBytes } });
+  return new Worker(new URL('../inbound/ts-worker.mjs', import.meta.url), { workerData: { entry: entry.href, maxCachedBytes } });
+}
+
+// A thread that dies before it is ready (a broken install) is not restarted in a tight loop.
+const RESTART_DELAY_MS = 1_000;
+
+interface Pending {
+  resolve(copy: BuiltCopy): void;
+  reject(err: Error): void;
+}
+
+interface Thread {
+  worker: Worker | null;
+  ready: boolean;
+  /** Copies posted to this thread and not answered yet, by sequence number. */
+  inFlight: Map<number, Pending>;
+  /** Copies waiting for the next post (the same tick's copies go in one message). */
+  queued: SignBatch['jobs'];
+  queuedPending: Map<number, Pending>;
+}
+
+/**
+ * DKIM signing and MIME building off the event loop: `size` worker threads, started with the
+ * delivery loop or on the first copy. Copies of one message go to one thread (by message id), so the message's MIME is built
+ * once and cached there; the copies asked for in one tick go to a thread in one message, and the
+ * signed bytes come back transferred, not copied. Nothing waits here unbounded: delivery has at
+ * most `delivery.concurrency` copies in flight. A thread that fails or exits fails its copies in
+ * flight (delivery defers them, to be retried) and is replaced.
+ */
+export class SigningPool implements CopySigner {
+  private readonly threads: Thread[];
+  private readonly maxCachedBytes: number;
+  private seq = 0;
+  private flushing = false;
+  private closed = false;
+  private started = false;
+
+  constructor(
+    size: number,
+    private readonly log: Logger,
+  ) {
+    if (!Number.isInteger(size) || size < 1) throw new Error(`signing threads must be a whole number of at least 1, not ${size}`);
+    this.threads = Array.from({ length: size }, () => ({ worker: null, ready: false, inFlight: new Map(), queued: [], queuedPending: new Map() }));
+    this.maxCachedBytes = Math.floor(MAX_CACHED_BYTES / size);
+  }
+
+  get size(): number {
+    return this.threads.length;
+  }
+
+  /** Starts the threads (otherwise the first copy does), so the first copies find them warm. */
+  start(): void {
+    if (this.started || this.closed) return;
+    this.started = true;
+    for (const thread of this.threads) this.spawn(thread);
+  }
+
+  build(job: CopyJob): Promise<BuiltCopy> {
+    if (this.closed) return Promise.reject(new Error('the signing threads are stopped'));
+    this.start();
+    const thread = this.threads[job.row.id % this.threads.length]!;
+    const seq = ++this.seq;
+    return new Promise<BuiltCopy>((resolve, reject) => {
+      thread.queued.push({ seq, job });
+      thread.queuedPending.set(seq, { resolve, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        queueMicrotask(() => this.flush());
+      }
+    });
+  }
+
+  /**
+   * Ends every thread and starts fresh ones; the copies in flight fail, as when a thread dies.
+   * Frees the threads' caches and parsed keys at once (e.g. after keys were rotated).
+   */
+  recycle(): void {
+    for (const thread of this.threads) if (thread.worker) this.replace(thread, new Error('the signing thread was restarted'));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const workers: Worker[] = [];
+    for (const thread of this.threads) {
+      if (thread.worker) workers.push(thread.worker);
+      thread.worker = null;
+      thread.ready = false;
+      this.failAll(thread, new Error('the signing threads are stopped'));
+    }
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
+
+  private flush(): void {
+    this.flushing = false;
+    for (const thread of this.threads) this.post(thread);
+  }
+
+  private post(thread: Thread): void {
+    if (!thread.ready || thread.queued.length === 0) return;
+    const jobs = thread.queued;
+    thread.queued = [];
+    for (const [seq, pending] of thread.queuedPending) thread.inFlight.set(seq, pending);
+    thread.queuedPending.clear();
+    thread.worker!.postMessage({ jobs } satisfies SignBatch);
+  }
+
+  private spawn(thread: Thread): void {
+    const worker = startThread(this.maxCachedBytes);
+    // The threads never keep the process alive on their own: close() ends them on shutdown.
+    worker.unref();
+    thread.worker = worker;
+    const current = () => thread.worker === worker;
+    worker.on('message', (message: SignResults | 'ready') => {
+      if (!current()) return;
+      if (message === 'ready') {
+        thread.ready = true;
+        this.post(thread);
+        return;
+      }
+      for (const result of message.results) {
+        const pending = thread.inFlight.get(result.seq);
+        thread.inFlight.delete(result.seq);
+        if (!pending) continue;
+        if ('error' in result) pending.reject(new Error(result.error));
+        else pending.resolve({ raw: Buffer.from(result.raw.buffer, result.raw.byteOffset, result.raw.byteLength), built: result.built });
+      }
+    });
+    const failed = (err: Error) => {
+      if (!current()) return;
+      this.log.error({ phase: 'deliver', err }, 'signing thread failed; replaced');
+      this.replace(thread, err, thread.ready ? 0 : RESTART_DELAY_MS);
+    };
+    worker.on('error', failed);
+    worker.on('exit', (code) => failed(new Error(`the signing thread exited with code ${code}`)));
+  }
+
+  /** Fails the thread's copies (in flight and queued), ends it, and starts another in its place. */
+  private replace(thread: Thread, err: Error, delayMs = 0): void {
+    const old = thread.worker;
+    thread.worker = null;
+    thread.ready = false;
+    this.failAll(thread, err);
+    if (old) void old.terminate();
+    if (this.closed) return;
+    if (delayMs === 0) this.spawn(thread);
+    else setTimeout(() => !this.closed && thread.worker === null && this.spawn(thread), delayMs).unref();
+  }
+
+  private failAll(thread: Thread, err: Error): void {
+    const pending = [...thread.inFlight.values(), ...thread.queuedPending.values()];
+    thread.inFlight.clear();
+    thread.queuedPending.clear();
+    thread.queued = [];
+    for (const p of pending) p.reject(new Error(`${err.message}; the copy was not signed`));
+  }
+}

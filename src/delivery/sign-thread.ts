@@ -1,0 +1,37 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { systemClock } from '../core/ports.ts';
+import { CopyBuilder, type CopyJob } from './copy-builder.ts';
+
+/** What the pool posts: several copies at once, each with the pool's sequence number. */
+export interface SignBatch {
+  jobs: { seq: number; job: CopyJob }[];
+}
+
+/** What a thread answers per batch: each copy's bytes (transferred, not copied) or its error. */
+export interface SignResults {
+  results: ({ seq: number; raw: Uint8Array; built: boolean } | { seq: number; error: string })[];
+}
+
+// One signing thread: builds and signs the copies of each batch in order and answers them in one
+// message. Its cache holds the messages the pool routes to it (by message id).
+const port = parentPort!;
+const builder = new CopyBuilder(systemClock, (workerData as { maxCachedBytes: number }).maxCachedBytes);
+
+port.on('message', async ({ jobs }: SignBatch) => {
+  const results: SignResults['results'] = [];
+  const transfer: ArrayBuffer[] = [];
+  for (const { seq, job } of jobs) {
+    try {
+      const { raw, built } = await builder.build(job);
+      // Only a buffer that is whole can be transferred: a small Buffer may sit in Node's shared
+      // pool, which must not be taken away from this thread.
+      const own = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? raw : new Uint8Array(raw);
+      transfer.push(own.buffer as ArrayBuffer);
+      results.push({ seq, raw: own, built });
+    } catch (err) {
+      results.push({ seq, error: (err as Error).message });
+    }
+  }
+  port.postMessage({ results } satisfies SignResults, transfer);
+});
+port.postMessage('ready');
