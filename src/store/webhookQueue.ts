@@ -1,5 +1,5 @@
 import { isPg, type Conn, type Db, type Tx } from './db.ts';
-import { subscribed, webhooksRepo, type EndpointStatus, type OutboxEvent, type WebhookAttemptRow, type WebhookDeliveryRow, type WebhookEndpointRow } from './webhooks.ts';
+import { outboxRow, subscribed, webhooksRepo, type EndpointStatus, type OutboxEvent, type WebhookAttemptRow, type WebhookDeliveryRow, type WebhookEndpointRow } from './webhooks.ts';
 
 /**
  * The webhook dispatcher's queue. The unit a dispatcher claims is an endpoint, under a lease
@@ -49,21 +49,7 @@ export const webhookQueue = {
     for (const { event: e, at } of events) {
       for (const ep of endpoints) {
         if (ep.workspace_id !== e.workspace_id || !subscribed(ep, e.event)) continue;
-        const pending = ep.status !== 'disabled';
-        rows.push({
-          event_id: e.id,
-          endpoint_id: ep.id,
-          workspace_id: e.workspace_id,
-          email_id: e.email_id,
-          event: e.event,
-          status: pending ? 'pending' : 'skipped',
-          attempts: 0,
-          due_at: pending ? at : null,
-          lease_owner: null,
-          lease_until: null,
-          created_at: at,
-          updated_at: at,
-        });
+        rows.push(outboxRow(ep, e, at));
       }
     }
     for (let i = 0; i < rows.length; i += 1000) {

@@ -63,6 +63,25 @@ export interface WebhookAttemptRow {
 export const subscribed = (endpoint: Pick<WebhookEndpointRow, 'events'>, event: string): boolean =>
   endpoint.events === null || (JSON.parse(endpoint.events) as string[]).includes(event);
 
+/** An outbox row for one endpoint and event: pending and due at once, or born skipped when the endpoint is disabled. */
+export function outboxRow(ep: WebhookEndpointRow, e: OutboxEvent, at: number): Omit<WebhookDeliveryRow, 'id'> {
+  const pending = ep.status !== 'disabled';
+  return {
+    event_id: e.id,
+    endpoint_id: ep.id,
+    workspace_id: e.workspace_id,
+    email_id: e.email_id,
+    event: e.event,
+    status: pending ? 'pending' : 'skipped',
+    attempts: 0,
+    due_at: pending ? at : null,
+    lease_owner: null,
+    lease_until: null,
+    created_at: at,
+    updated_at: at,
+  };
+}
+
 export const webhooksRepo = {
   async insertEndpoint(db: Conn, row: Omit<WebhookEndpointRow, 'id'>): Promise<number> {
     const [inserted] = await db('webhook_endpoints').insert(row).returning('id');
@@ -79,25 +98,7 @@ export const webhooksRepo = {
   async queueDeliveries(tx: Tx, e: OutboxEvent, at: number): Promise<number> {
     const endpoints = (await webhooksRepo.endpointsOf(tx, e.workspace_id)).filter((ep) => subscribed(ep, e.event));
     if (endpoints.length === 0) return 0;
-    await tx('webhook_deliveries').insert(
-      endpoints.map((ep): Omit<WebhookDeliveryRow, 'id'> => {
-        const pending = ep.status !== 'disabled';
-        return {
-          event_id: e.id,
-          endpoint_id: ep.id,
-          workspace_id: e.workspace_id,
-          email_id: e.email_id,
-          event: e.event,
-          status: pending ? 'pending' : 'skipped',
-          attempts: 0,
-          due_at: pending ? at : null,
-          lease_owner: null,
-          lease_until: null,
-          created_at: at,
-          updated_at: at,
-        };
-      }),
-    );
+    await tx('webhook_deliveries').insert(endpoints.map((ep) => outboxRow(ep, e, at)));
     if (endpoints.some((ep) => ep.status === 'disabled')) {
       await webhooksRepo.logSkipped(tx, await tx('webhook_deliveries').where({ event_id: e.id, status: 'skipped' }).orderBy('id'), at);
     }
