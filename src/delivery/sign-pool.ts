@@ -1,9 +1,8 @@
 import { availableParallelism } from 'node:os';
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../core/ports.ts';
 import { systemClock } from '../core/ports.ts';
+import { startWorker } from '../threads/start.ts';
 import { CopyBuilder, type BuiltCopy, type CopyJob } from './copy-builder.ts';
 import type { SignBatch, SignResults } from './sign-thread.ts';
 
@@ -34,13 +33,8 @@ export function inlineSigner(): CopySigner {
   return { start: () => {}, build: (job) => builder.build(job), close: async () => {} };
 }
 
-// '.ts' when running from source (tsx, vitest), '.js' once compiled.
-const OWN_EXTENSION = extname(fileURLToPath(import.meta.url));
-
 function startThread(maxCachedBytes: number): Worker {
-  const entry = new URL(`./sign-thread${OWN_EXTENSION}`, import.meta.url);
-  if (OWN_EXTENSION !== '.ts') return new Worker(entry, { workerData: { maxCachedBytes } });
-  return new Worker(new URL('../inbound/ts-worker.mjs', import.meta.url), { workerData: { entry: entry.href, maxCachedBytes } });
+  return startWorker(import.meta.url, 'sign-thread', { workerData: { maxCachedBytes } });
 }
 
 // A thread that dies before it is ready (a broken install) is not restarted in a tight loop.

@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import type { ParsedReport } from '../bounces/index.ts';
 import type { Logger } from '../core/ports.ts';
 import type { ReportBytes } from './receive.ts';
-import { startWorker } from './worker-entry.ts';
+import { startWorker } from '../threads/start.ts';
 
 export interface ParsePoolOptions {
   /** Worker threads parsing reports (`inbound.parseWorkers`). */
@@ -101,7 +101,7 @@ export async function startParsePool(options: ParsePoolOptions, log: Logger): Pr
   // Resolves true once the worker is ready, false when it failed first.
   const spawn = (slot: Slot): Promise<boolean> =>
     new Promise((resolve) => {
-      const worker = startWorker('parse-worker', { maxOldGenerationSizeMb: WORKER_HEAP_MB });
+      const worker = startWorker(import.meta.url, 'parse-worker', { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
       slot.worker = worker;
       const current = () => slot.worker === worker;
       worker.on('message', (message: ParsedReport | 'ready') => {
