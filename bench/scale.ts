@@ -18,13 +18,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { loadConfig } from '../src/config/load.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { createServices } from '../src/services.ts';
 import { startTestDns } from '../test/helpers/dns-server.ts';
+import { pgScratch } from './lib/pg-scratch.ts';
 import { benchPgUrl, benchSender } from './setup.ts';
 
 const total = Number(process.argv[2] ?? 3000);
@@ -59,16 +58,6 @@ const dns = await startTestDns();
 dns.set('dest.test', 'MX', { exchange: 'mx.dest.test', priority: 10 });
 dns.set('mx.dest.test', 'A', '127.0.0.1');
 
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: benchPgUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 interface Store {
   database: Record<string, unknown>;
   drop(): Promise<void>;
@@ -76,11 +65,8 @@ interface Store {
 
 async function scratch(kind: 'sqlite' | 'pg'): Promise<Store> {
   if (kind === 'sqlite') return { database: { client: 'sqlite', connection: null }, drop: async () => undefined };
-  const name = `mailsvc_bench_scale_${randomBytes(4).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(benchPgUrl!);
-  url.pathname = `/${name}`;
-  return { database: { client: 'pg', connection: url.toString(), pool }, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  const db = await pgScratch(benchPgUrl!, 'mailsvc_bench_scale');
+  return { database: { client: 'pg', connection: db.url, pool }, drop: db.drop };
 }
 
 async function serve(configFile: string): Promise<{ child: ChildProcess; url: string }> {
