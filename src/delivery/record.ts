@@ -20,7 +20,7 @@ type Pending = Attempt & { startedAt: number; resolve: (r: Recorded) => void; re
 const MAX_BATCH = 500;
 
 /**
- * Records attempts' outcomes for one worker. Outcomes that arrive while a shared commit is
+ * Records attempts' outcomes for one worker (its lease owner), so its outcomes share batches. Outcomes that arrive while a shared commit is
  * under way wait for the next one and are written there by ONE job, as a batch
  * (`recordVerdicts`): a fixed number of statements per batch rather than a dozen per attempt,
  * which on PostgreSQL is the difference between one round trip and hundreds. If the batch fails
@@ -99,25 +99,4 @@ export class OutcomeRecorder {
       hostname: server.hostname,
     };
   }
-}
-
-/** One recorder per worker (lease owner) and committer, so a worker's outcomes share batches. */
-const recorders = new WeakMap<RecorderDeps['committer'], Map<string, OutcomeRecorder>>();
-
-/**
- * Records one attempt's outcome in a group-committed transaction (which checks the lease first),
- * batched with the worker's other outcomes waiting for the same commit, then counts and logs
- * it. Null when nothing could be written: the lease then runs out and the row is tried again.
- */
-export async function recordOutcome(
-  deps: RecorderDeps,
-  log: Logger,
-  owner: string,
-  attempt: Attempt & { startedAt: number },
-): Promise<Recorded | null> {
-  let byOwner = recorders.get(deps.committer);
-  if (!byOwner) recorders.set(deps.committer, (byOwner = new Map()));
-  let recorder = byOwner.get(owner);
-  if (!recorder) byOwner.set(owner, (recorder = new OutcomeRecorder(deps, owner)));
-  return recorder.record(log, attempt);
 }

@@ -9,7 +9,7 @@ import type { TokenCodec } from '../tokens/index.ts';
 import { LeasedClaims } from './claims.ts';
 import type { Recorded, Verdict } from './outcome.ts';
 import { RecipientPipeline } from './pipeline.ts';
-import { recordOutcome } from './record.ts';
+import { OutcomeRecorder } from './record.ts';
 import { relayOf } from './relay.ts';
 import { sendAsPrepared, type RenderStep } from './render.ts';
 import { inlineSigner, signingThreads, SigningPool, type CopySigner } from './sign-pool.ts';
@@ -60,6 +60,7 @@ export class DeliveryWorker {
   private readonly signer: CopySigner;
   private readonly pipeline: RecipientPipeline;
   private readonly claims: LeasedClaims;
+  private readonly recorder: OutcomeRecorder;
   private readonly concurrency: number;
   private readonly pollMs: number;
   private readonly log: Logger;
@@ -84,6 +85,7 @@ export class DeliveryWorker {
       if (this.waitingForRoom && this.concurrency - inFlight >= this.refillAt()) this.wake?.();
     });
     this.log = deps.log.child({ phase: 'deliver', worker: this.claims.owner });
+    this.recorder = new OutcomeRecorder(deps, this.claims.owner);
     this.transport =
       options.transport ??
       createSmtpTransport({ heloName: deps.config.server.hostname, tls: d.tls, maxConnectionsPerHost: d.maxConnectionsPerHost, relay, dns: deps.dns });
@@ -222,7 +224,7 @@ export class DeliveryWorker {
       verdict = { kind: 'deferred', host: null, code: null, response: `Local error: ${(err as Error).message}` };
       this.pass.error++;
     }
-    const recorded = await recordOutcome(this.deps, this.log, this.claims.owner, { row, message, verdict, startedAt });
+    const recorded = await this.recorder.record(this.log, { row, message, verdict, startedAt });
     if (recorded) this.pass[recorded.outcome]++;
     else this.pass.error++;
     if (recorded) await this.options.afterOutcome?.(row, recorded);
