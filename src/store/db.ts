@@ -4,6 +4,7 @@ import knexFactory, { type Knex } from 'knex';
 import type PgModule from 'pg';
 import { ensurePrivateDir, ensurePrivateFile, restrictIfPresent } from '../config/dataDir.ts';
 import type { Config } from '../config/schema.ts';
+import { WalSync } from './wal-sync.ts';
 
 export type Db = Knex;
 export type Tx = Knex.Transaction;
@@ -33,9 +34,10 @@ export function createDb(database: Config['database']): Db {
     useNullAsDefault: true,
     pool: {
       afterCreate(conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
-        // WAL with synchronous=FULL: a commit is on disk before we answer 201 or 250.
+        // WAL with synchronous=NORMAL, and each commit waits for its WAL sync off the event
+        // loop (WalSync): a commit is on disk before we answer 201 or 250.
         conn.pragma('journal_mode = WAL');
-        conn.pragma('synchronous = FULL');
+        conn.pragma('synchronous = NORMAL');
         conn.pragma('foreign_keys = ON');
         conn.pragma('busy_timeout = 10000');
         done(null, conn);
@@ -44,8 +46,15 @@ export function createDb(database: Config['database']): Db {
   });
 }
 
+interface SqliteConnection {
+  name: string;
+  memory: boolean;
+  inTransaction: boolean;
+  prepare(sql: string): SqliteStatement;
+}
 interface SqliteStatement {
   reader: boolean;
+  readonly: boolean;
   safeIntegers(on: boolean): void;
   all(params: unknown[]): unknown;
   run(params: unknown[]): { lastInsertRowid: number | bigint; changes: number };
@@ -58,7 +67,7 @@ interface SqliteQuery {
   context?: unknown;
 }
 interface SqliteClient {
-  _query(conn: { prepare(sql: string): SqliteStatement }, obj: SqliteQuery): Promise<SqliteQuery>;
+  _query(conn: SqliteConnection, obj: SqliteQuery): Promise<SqliteQuery>;
   _formatBindings(bindings: unknown[] | undefined): unknown[];
   _optSafeIntegers(options: unknown): boolean | undefined;
 }
@@ -66,6 +75,15 @@ interface SqliteClient {
 const STATEMENTS_PER_CONNECTION = 500;
 
 let reusingClient: unknown = null;
+
+const ROLLBACK = /^\s*rollback\b(?!\s+to\b)/i;
+
+/** Per connection: its WAL syncer, and whether the open transaction has written anything. */
+interface ConnectionState {
+  statements: Map<string, SqliteStatement>;
+  wal: WalSync | null;
+  dirty: boolean;
+}
 
 /**
  * Knex's better-sqlite3 client compiles every query anew (`prepare` was the largest single cost
@@ -79,13 +97,21 @@ function statementReusingClient(): typeof knexFactory.Client {
   const probe = knexFactory({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
   const Base = probe.client.constructor as new (config: unknown) => SqliteClient;
   void probe.destroy();
-  const cache = new WeakMap<object, Map<string, SqliteStatement>>();
+  const states = new WeakMap<object, ConnectionState>();
+  const stateOf = (connection: SqliteConnection): ConnectionState => {
+    let state = states.get(connection);
+    if (!state) {
+      const wal = connection.memory ? null : new WalSync(`${connection.name}-wal`, connection.name);
+      states.set(connection, (state = { statements: new Map(), wal, dirty: false }));
+    }
+    return state;
+  };
   class StatementReusingClient extends Base {
-    override async _query(connection: { prepare(sql: string): SqliteStatement }, obj: SqliteQuery): Promise<SqliteQuery> {
+    override async _query(connection: SqliteConnection, obj: SqliteQuery): Promise<SqliteQuery> {
       if (!obj.sql) throw new Error('The query is empty');
       if (!connection) throw new Error('No connection provided');
-      let statements = cache.get(connection);
-      if (!statements) cache.set(connection, (statements = new Map()));
+      const state = stateOf(connection);
+      const statements = state.statements;
       let statement = statements.get(obj.sql);
       if (statement) {
         statements.delete(obj.sql);
@@ -96,13 +122,21 @@ function statementReusingClient(): typeof knexFactory.Client {
       statements.set(obj.sql, statement);
       statement.safeIntegers(this._optSafeIntegers(obj.options) ?? false);
       const bindings = this._formatBindings(obj.bindings);
+      // `readonly` is false exactly for statements that write (an INSERT ... RETURNING is a
+      // reader too); transaction control statements count as read-only.
       if (statement.reader) {
         obj.response = statement.all(bindings);
-        return obj;
+      } else {
+        const response = statement.run(bindings);
+        obj.response = response;
+        obj.context = { lastID: response.lastInsertRowid, changes: response.changes };
       }
-      const response = statement.run(bindings);
-      obj.response = response;
-      obj.context = { lastID: response.lastInsertRowid, changes: response.changes };
+      if (!statement.readonly) state.dirty = true;
+      if (state.dirty && !connection.inTransaction) {
+        // A write outside a transaction, or the end of one that wrote: on disk before it returns.
+        state.dirty = false;
+        if (!ROLLBACK.test(obj.sql)) await state.wal?.durable();
+      }
       return obj;
     }
   }
@@ -137,8 +171,9 @@ export async function ping(db: Conn): Promise<void> {
 const SQLITE_SYNCHRONOUS = ['off', 'normal', 'full', 'extra'];
 
 /**
- * The durability setting in force on this connection (or transaction's connection): SQLite's
- * `synchronous` (off, normal, full, extra), PostgreSQL's `synchronous_commit` (off, local, on...).
+ * The durability a commit on this connection (or transaction's connection) gets: PostgreSQL's
+ * `synchronous_commit` (off, local, on...); SQLite's `synchronous` (off, normal, full, extra),
+ * where `normal` with this client's WAL sync after every commit gives what `full` does.
  */
 export async function durability(db: Conn): Promise<string> {
   if (isPg(db)) {
@@ -146,5 +181,6 @@ export async function durability(db: Conn): Promise<string> {
     return String(rows[0].synchronous_commit);
   }
   const rows: { synchronous: number }[] = await db.raw('pragma synchronous');
-  return SQLITE_SYNCHRONOUS[rows[0].synchronous] ?? String(rows[0].synchronous);
+  const level = SQLITE_SYNCHRONOUS[rows[0].synchronous] ?? String(rows[0].synchronous);
+  return level === 'normal' && db.client instanceof statementReusingClient() ? 'full' : level;
 }
