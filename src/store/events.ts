@@ -40,7 +40,7 @@ export const eventsRepo = {
   /**
    * Many events at once, with the same rules as `insert` (the first free millisecond at or
    * after `at` per (email, event), the outbox in the same transaction); returns each event's id
-   * and time, in input order. On PostgreSQL a fixed number of statements serve the whole list:
+   * and time, in input order. A fixed number of statements serve the whole list:
    * the latest time of every pair read in one query, the events in one multi-row insert, their
    * webhook deliveries in another. `messagesLocked`: the caller already holds the messages' row
    * locks (taken in id order), which keeps the read and the insert from interleaving with
@@ -51,14 +51,10 @@ export const eventsRepo = {
     items: { row: Omit<EventRow, 'id' | 'occurred_at' | 'payload'>; at: number; payload: (occurredAt: number) => string }[],
     options: { messagesLocked?: boolean } = {},
   ): Promise<{ id: number; occurredAt: number }[]> {
-    if (!isPg(tx)) {
-      const out: { id: number; occurredAt: number }[] = [];
-      for (const item of items) out.push(await eventsRepo.insert(tx, item.row, item.at, item.payload));
-      return out;
-    }
     if (items.length === 0) return [];
     const emailIds = [...new Set(items.map((i) => i.row.email_id))].sort((a, b) => a - b);
-    if (!options.messagesLocked) await tx('messages').whereIn('id', emailIds).orderBy('id').forUpdate().select('id');
+    // SQLite has one writer at a time: nothing interleaves with this transaction.
+    if (isPg(tx) && !options.messagesLocked) await tx('messages').whereIn('id', emailIds).orderBy('id').forUpdate().select('id');
     const names = [...new Set(items.map((i) => i.row.event))];
     const latest: { email_id: number; event: string; at: string | number }[] = await tx('events')
       .whereIn('email_id', emailIds)

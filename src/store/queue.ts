@@ -118,22 +118,29 @@ export const queueRepo = {
 
   /**
    * Many attempts' outcomes at once, each written only while `owner` still holds the row's
-   * lease; returns the ids written (the others were given to another worker). One statement on
-   * PostgreSQL: the held rows are locked in id order (so two such batches cannot deadlock) and
-   * updated from the arrays; a row whose lease moved on while we waited for its lock fails the
-   * re-checked condition and is left alone. The lease is cleared; `due_at` is the next attempt
+   * lease; returns the ids written (the others were given to another worker). One statement:
+   * on SQLite the rows come as one JSON array; on PostgreSQL the held rows are locked in id
+   * order (so two such batches cannot deadlock) and updated from the arrays, and a row whose
+   * lease moved on while we waited for its lock fails the re-checked condition and is left alone. The lease is cleared; `due_at` is the next attempt
    * (deferred) or null (final). Message statuses are the caller's to derive.
    */
   async finishLeased(tx: Tx, owner: string, rows: LeasedOutcome[], now: number): Promise<Set<number>> {
     const written = new Set<number>();
     if (rows.length === 0) return written;
     if (!isPg(tx)) {
-      for (const r of rows) {
-        const n = await tx('recipients')
-          .where({ id: r.id, lease_owner: owner, status: 'sending' })
-          .update({ status: r.status, due_at: r.dueAt, attempts: r.attempts, last_response: r.lastResponse, last_mx: r.lastMx, lease_owner: null, lease_until: null, updated_at: now });
-        if (n > 0) written.add(r.id);
-      }
+      // The rows as one JSON array of arrays: a single statement whatever the batch size.
+      const values = JSON.stringify(rows.map((r) => [r.id, r.status, r.dueAt, r.attempts, r.lastResponse, r.lastMx]));
+      const out: { id: number }[] = await tx.raw(
+        `update recipients set status = v.status, due_at = v.due_at, attempts = v.attempts, last_response = v.last_response,
+           last_mx = v.last_mx, lease_owner = null, lease_until = null, updated_at = ?
+         from (select json_extract(value, '$[0]') as id, json_extract(value, '$[1]') as status, json_extract(value, '$[2]') as due_at,
+                      json_extract(value, '$[3]') as attempts, json_extract(value, '$[4]') as last_response, json_extract(value, '$[5]') as last_mx
+               from json_each(?)) as v
+         where recipients.id = v.id and recipients.lease_owner = ? and recipients.status = 'sending'
+         returning recipients.id`,
+        [now, values, owner],
+      );
+      for (const r of out) written.add(Number(r.id));
       return written;
     }
     const { rows: out } = (await tx.raw(
