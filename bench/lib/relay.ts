@@ -143,8 +143,12 @@ export async function relayBench(opts: RelayOptions): Promise<void> {
   await ensureBuilt();
   const name = opts.mode === 'smtp' ? 'relay' : 'http-to-sink';
   const results: Record<Target, Run[]> = { postfix: [], 'postfix+opendkim': [], mailsvc: [] };
+  // MAILSVC_BENCH_ONLY=mailsvc skips the references: for comparing two builds of mailsvc
+  // (MAILSVC_BENCH_BUILD) run after run, not for the ratios.
+  const only = process.env.MAILSVC_BENCH_ONLY;
+  const targets = (['postfix', 'postfix+opendkim', 'mailsvc'] as Target[]).filter((t) => !only || only.split(',').includes(t));
   for (let run = 1; run <= opts.runs; run++) {
-    for (const target of ['postfix', 'postfix+opendkim', 'mailsvc'] as Target[]) {
+    for (const target of targets) {
       const r = target === 'mailsvc' ? await throughMailsvc(opts) : await throughPostfix(opts, target === 'postfix+opendkim');
       results[target].push(r);
       const extra = r.cpuSeconds !== undefined ? `  mailsvc CPU ${fmt(r.cpuSeconds, 1)} s (${fmt((r.cpuSeconds * 1000) / opts.total, 2)} ms/msg), peak RSS ${r.peakRssMb} MB` : '';
@@ -154,9 +158,11 @@ export async function relayBench(opts: RelayOptions): Promise<void> {
   const lost = Object.entries(results).flatMap(([t, rs]) => rs.filter((r) => r.received !== opts.total).map((r) => `${t}: ${r.received}`));
   const med = (t: Target) => spread(results[t].map((r) => r.perSecond)).median;
   const m = results.mailsvc;
-  for (const t of ['mailsvc', 'postfix', 'postfix+opendkim'] as Target[]) {
+  for (const t of targets) {
     console.log(`${t.padEnd(16)} msgs/s ${showSpread(results[t].map((r) => r.perSecond))} (min/median/max of ${opts.runs})`);
   }
+  if (lost.length > 0) process.exitCode = 1;
+  if (targets.length < 3) return;
   console.log(
     `${name}: ${fmt(opts.total)} msgs of ${fmt(opts.bytes)} B, ${opts.sessions} ${opts.mode === 'smtp' ? 'sessions' : 'connections'}; ` +
       `mailsvc (DKIM on every message) ${fmt(med('mailsvc'))} msgs/s, postfix ${fmt(med('postfix'))}, postfix+opendkim ${fmt(med('postfix+opendkim'))}; ` +

@@ -50,6 +50,12 @@ export class TtlCache<V> {
     return entry.value;
   }
 
+  /** Whether a live entry (loaded or loading) is kept for `key`. */
+  has(key: string): boolean {
+    const hit = this.entries.get(key);
+    return hit !== undefined && hit.expires > this.clock.now();
+  }
+
   clear(): void {
     this.entries.clear();
     this.weight = 0;

@@ -27,9 +27,13 @@ export class LeasedClaims {
     return this.inFlight.size;
   }
 
-  /** Claims up to `limit` due rows and starts `work` on each; returns how many were claimed. */
-  async claim(limit: number, work: (row: RecipientRow) => Promise<void>): Promise<number> {
+  /**
+   * Claims up to `limit` due rows and starts `work` on each; returns how many were claimed.
+   * `claimed` sees the whole batch first (to load what its rows share in one go).
+   */
+  async claim(limit: number, work: (row: RecipientRow) => Promise<void>, claimed?: (rows: RecipientRow[]) => void): Promise<number> {
     const rows = await queueRepo.claim(this.deps.db, { owner: this.owner, now: this.deps.clock.now(), leaseMs: this.leaseMs, limit });
+    if (rows.length > 0) claimed?.(rows);
     for (const row of rows) {
       // Our own lease may have lapsed while we still work on the row (a stalled event loop):
       // the claim renewed it, and the delivery already running will record the outcome.

@@ -52,6 +52,15 @@ export interface StoredMessage {
   size: number;
 }
 
+function stored(id: number, row: MessageRow | undefined): StoredMessage {
+  if (!row) throw new Error(`message ${id} is gone`);
+  const content = readContent(row.content);
+  if (content === null) throw new Error(`message ${row.id} has no content left (pruned)`);
+  const parts = content.kind === 'fields' ? { html: content.html, text: content.text } : { html: null, text: null };
+  const message = { id: row.id, workspace_id: row.workspace_id, domain: row.domain, stream: row.stream, message_id_header: row.message_id_header };
+  return { row, message, ...parts, size: row.content!.length + row.envelope.length };
+}
+
 /** Stored messages kept for their next recipients, by total size (a 1 MB message counts 1 MB). */
 const MAX_CACHED_BYTES = 64 * 1024 * 1024;
 
@@ -78,15 +87,18 @@ export class RecipientPipeline {
 
   /** The message row and its text parts, loaded once for all its recipients. */
   prepared(messageId: number): Promise<StoredMessage> {
-    return this.messages.get(String(messageId), async () => {
-      const row = await messagesRepo.byId(this.deps.db, messageId);
-      if (!row) throw new Error(`message ${messageId} is gone`);
-      const content = readContent(row.content);
-      if (content === null) throw new Error(`message ${row.id} has no content left (pruned)`);
-      const parts = content.kind === 'fields' ? { html: content.html, text: content.text } : { html: null, text: null };
-      const message = { id: row.id, workspace_id: row.workspace_id, domain: row.domain, stream: row.stream, message_id_header: row.message_id_header };
-      return { row, message, ...parts, size: row.content!.length + row.envelope.length };
-    });
+    return this.messages.get(String(messageId), async () => stored(messageId, await messagesRepo.byId(this.deps.db, messageId)));
+  }
+
+  /**
+   * The messages of a claimed batch that are not cached yet, loaded in one query; their
+   * recipients' `prepared` calls then share it instead of asking one by one.
+   */
+  preload(messageIds: number[]): void {
+    const missing = [...new Set(messageIds)].filter((id) => !this.messages.has(String(id)));
+    if (missing.length < 2) return;
+    const rows = messagesRepo.byIds(this.deps.db, missing);
+    for (const id of missing) this.messages.get(String(id), async () => stored(id, (await rows).get(id)));
   }
 
   async attempt(row: RecipientRow, prepared: StoredMessage): Promise<Verdict> {

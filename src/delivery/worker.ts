@@ -205,7 +205,11 @@ export class DeliveryWorker {
   }
 
   private async claim(limit: number): Promise<number> {
-    const claimed = await this.claims.claim(limit, (row) => this.deliver(row));
+    const claimed = await this.claims.claim(
+      limit,
+      (row) => this.deliver(row),
+      (rows) => this.pipeline.preload(rows.map((r) => r.message_id)),
+    );
     this.pass.claimed += claimed;
     return claimed;
   }

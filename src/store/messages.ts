@@ -151,6 +151,14 @@ export const messagesRepo = {
     return id;
   },
   byId: (db: Conn, id: number): Promise<MessageRow | undefined> => db('messages').where({ id }).first(),
+  /** Several messages by id, in one query per 500. */
+  async byIds(db: Conn, ids: number[]): Promise<Map<number, MessageRow>> {
+    const out = new Map<number, MessageRow>();
+    for (let i = 0; i < ids.length; i += 500) {
+      for (const row of (await db('messages').whereIn('id', ids.slice(i, i + 500))) as MessageRow[]) out.set(row.id, row);
+    }
+    return out;
+  },
   recipients: (db: Conn, messageId: number): Promise<RecipientRow[]> => db('recipients').where({ message_id: messageId }).orderBy('id'),
   /** Newest first; keyset on id so pages stay stable while rows are added. */
   list(db: Conn, f: MessageFilter): Promise<MessageRow[]> {
