@@ -57,11 +57,12 @@ interface Thread {
 
 /**
  * DKIM signing and MIME building off the event loop: `size` worker threads, started with the
- * delivery loop or on the first copy. Copies of one message go to one thread (by message id), so the message's MIME is built
- * once and cached there; the copies asked for in one tick go to a thread in one message, and the
- * signed bytes come back transferred, not copied. Nothing waits here unbounded: delivery has at
- * most `delivery.concurrency` copies in flight. A thread that fails or exits fails its copies in
- * flight (delivery defers them, to be retried) and is replaced.
+ * delivery loop or on the first copy. Copies of one message go to one thread (by message id), so
+ * the message's MIME is built once and cached there. The copies asked for in one tick go to a
+ * thread in one message; each signed copy comes back on its own as soon as it is ready,
+ * transferred, not copied, so sending starts while the thread signs the rest. Nothing waits here
+ * unbounded: delivery has at most `delivery.concurrency` copies in flight. A thread that fails or
+ * exits fails its copies in flight (delivery defers them, to be retried) and is replaced.
  */
 export class SigningPool implements CopySigner {
   private readonly threads: Thread[];

@@ -7,31 +7,28 @@ export interface SignBatch {
   jobs: { seq: number; job: CopyJob }[];
 }
 
-/** What a thread answers per batch: each copy's bytes (transferred, not copied) or its error. */
+/** What a thread answers for each copy as soon as it is signed: its bytes (transferred, not copied) or its error. */
 export interface SignResults {
   results: ({ seq: number; raw: Uint8Array; built: boolean } | { seq: number; error: string })[];
 }
 
-// One signing thread: builds and signs the copies of each batch in order and answers them in one
-// message. Its cache holds the messages the pool routes to it (by message id).
+// One signing thread: builds and signs the copies of each batch in order, answering each copy as
+// soon as it is ready, so the first copies of a batch are on their way while the thread signs the
+// rest. Its cache holds the messages the pool routes to it (by message id).
 const port = parentPort!;
 const builder = new CopyBuilder(systemClock, (workerData as { maxCachedBytes: number }).maxCachedBytes);
 
 port.on('message', async ({ jobs }: SignBatch) => {
-  const results: SignResults['results'] = [];
-  const transfer: ArrayBuffer[] = [];
   for (const { seq, job } of jobs) {
     try {
       const { raw, built } = await builder.build(job);
       // Only a buffer that is whole can be transferred: a small Buffer may sit in Node's shared
       // pool, which must not be taken away from this thread.
       const own = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? raw : new Uint8Array(raw);
-      transfer.push(own.buffer as ArrayBuffer);
-      results.push({ seq, raw: own, built });
+      port.postMessage({ results: [{ seq, raw: own, built }] } satisfies SignResults, [own.buffer as ArrayBuffer]);
     } catch (err) {
-      results.push({ seq, error: (err as Error).message });
+      port.postMessage({ results: [{ seq, error: (err as Error).message }] } satisfies SignResults);
     }
   }
-  port.postMessage({ results } satisfies SignResults, transfer);
 });
 port.postMessage('ready');

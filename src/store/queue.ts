@@ -128,7 +128,8 @@ export const queueRepo = {
     const written = new Set<number>();
     if (rows.length === 0) return written;
     if (!isPg(tx)) {
-      // The rows as one JSON array of arrays: a single statement whatever the batch size.
+      // The rows as one JSON array of arrays: a single statement whatever the batch size. The
+      // unary `+` keeps the planner off the status index: each row is looked up by id.
       const values = JSON.stringify(rows.map((r) => [r.id, r.status, r.dueAt, r.attempts, r.lastResponse, r.lastMx]));
       const out: { id: number }[] = await tx.raw(
         `update recipients set status = v.status, due_at = v.due_at, attempts = v.attempts, last_response = v.last_response,
@@ -136,7 +137,7 @@ export const queueRepo = {
          from (select json_extract(value, '$[0]') as id, json_extract(value, '$[1]') as status, json_extract(value, '$[2]') as due_at,
                       json_extract(value, '$[3]') as attempts, json_extract(value, '$[4]') as last_response, json_extract(value, '$[5]') as last_mx
                from json_each(?)) as v
-         where recipients.id = v.id and recipients.lease_owner = ? and recipients.status = 'sending'
+         where recipients.id = v.id and +recipients.lease_owner = ? and +recipients.status = 'sending'
          returning recipients.id`,
         [now, values, owner],
       );
