@@ -5,12 +5,14 @@
  * port and EHLO name; the requests go round-robin to them; every process delivers to one SMTP
  * sink on loopback through a real DNS server, and the sink counts who delivered what.
  *
- *   MAILSVC_BENCH_PG_URL=postgres://USER@HOST:PORT/DB npx tsx bench/scale.ts [messages=3000] [concurrency=60] [pool=10]
+ *   MAILSVC_BENCH_PG_URL=postgres://USER@HOST:PORT/DB npx tsx bench/scale.ts [messages=3000] [concurrency=60] [pool=10] [rounds=1]
  *
  * The PostgreSQL URL names a database the bench may create scratch databases from (one per
  * configuration, dropped afterwards). Accepted/s runs from the first request to the last 201;
  * delivered/s from the first message at the sink to the last. Both run at the same time, as
  * in production: a process accepting also delivers.
+ *
+ * MAILSVC_BENCH_CONFIGS=sqlite1,pg1 runs only the configurations named.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -24,11 +26,13 @@ import { createLogger } from '../src/log/logger.ts';
 import { createServices } from '../src/services.ts';
 import { startTestDns } from '../test/helpers/dns-server.ts';
 import { pgScratch } from './lib/pg-scratch.ts';
+import { spread } from './lib/proc.ts';
 import { benchPgUrl, benchSender } from './setup.ts';
 
 const total = Number(process.argv[2] ?? 3000);
 const concurrency = Number(process.argv[3] ?? 60);
 const pool = Number(process.argv[4] ?? 10);
+const roundCount = Number(process.argv[5] ?? 1);
 const CLI = new URL('../bin/mailsvc', import.meta.url).pathname;
 
 if (!benchPgUrl) {
@@ -161,28 +165,42 @@ async function run(kind: 'sqlite' | 'pg', processes: number): Promise<Result> {
   };
 }
 
-const results: Result[] = [];
-for (const [kind, processes] of [['sqlite', 1], ['pg', 1], ['pg', 2], ['pg', 3]] as const) {
-  const r = await run(kind, processes);
-  results.push(r);
-  console.log(JSON.stringify(r));
+// MAILSVC_BENCH_CONFIGS=sqlite1,pg1 runs only those (to compare two builds, say).
+const only = process.env.MAILSVC_BENCH_CONFIGS?.split(',');
+const configs = ([['sqlite', 1], ['pg', 1], ['pg', 2], ['pg', 3]] as const).filter(([kind, n]) => !only || only.includes(`${kind}${n}`));
+// Each round runs every configuration once, so a slow spell of the machine hits them alike; the
+// ratios are taken round by round, then their median.
+const rounds: Result[][] = [];
+for (let round = 1; round <= roundCount; round++) {
+  const results: Result[] = [];
+  for (const [kind, processes] of configs) {
+    const r = await run(kind, processes);
+    results.push(r);
+    console.log(JSON.stringify({ round, ...r }));
+  }
+  rounds.push(results);
 }
-const reference = results[0]!;
-console.log(
-  JSON.stringify({
-    messages: total,
-    concurrency,
-    pool,
-    pg1_vs_sqlite: {
-      accepted: Number((results[1]!.accepted_per_second / reference.accepted_per_second).toFixed(2)),
-      delivered: Number((results[1]!.delivered_per_second / reference.delivered_per_second).toFixed(2)),
-    },
-    pg3_vs_pg1: {
-      accepted: Number((results[3]!.accepted_per_second / results[1]!.accepted_per_second).toFixed(2)),
-      delivered: Number((results[3]!.delivered_per_second / results[1]!.delivered_per_second).toFixed(2)),
-    },
-    largest_share_with_3: Math.max(...results[3]!.shares),
-  }),
-);
+if (configs.length === 4) {
+  const median = (values: number[]) => Number(spread(values).median.toFixed(2));
+  const ratio = (pick: (rs: Result[]) => number) => ({ median: median(rounds.map(pick)), each: rounds.map((rs) => Number(pick(rs).toFixed(2))) });
+  console.log(
+    JSON.stringify({
+      messages: total,
+      concurrency,
+      pool,
+      rounds: roundCount,
+      pg1_vs_sqlite: {
+        accepted: ratio((rs) => rs[1]!.accepted_per_second / rs[0]!.accepted_per_second),
+        delivered: ratio((rs) => rs[1]!.delivered_per_second / rs[0]!.delivered_per_second),
+      },
+      pg3_vs_pg1: {
+        accepted: ratio((rs) => rs[3]!.accepted_per_second / rs[1]!.accepted_per_second),
+        delivered: ratio((rs) => rs[3]!.delivered_per_second / rs[1]!.delivered_per_second),
+      },
+      pg1_accepted_per_second: spread(rounds.map((rs) => rs[1]!.accepted_per_second)),
+      largest_share_with_3: Math.max(...rounds.flatMap((rs) => rs[3]!.shares)),
+    }),
+  );
+}
 sink.close();
 await dns.close();
