@@ -12,7 +12,8 @@
  * delivered/s from the first message at the sink to the last. Both run at the same time, as
  * in production: a process accepting also delivers.
  *
- * MAILSVC_BENCH_CONFIGS=sqlite1,pg1 runs only the configurations named.
+ * MAILSVC_BENCH_CONFIGS=sqlite1,pg1 runs only the configurations named; with
+ * MAILSVC_BENCH_PROFILE=DIR each process writes a CPU profile there on exit.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -74,7 +75,9 @@ async function scratch(kind: 'sqlite' | 'pg'): Promise<Store> {
 }
 
 async function serve(configFile: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, '--config', configFile, 'serve', '--roles', 'api,delivery', '--http-port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const profileDir = process.env.MAILSVC_BENCH_PROFILE;
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, CLI, '--config', configFile, 'serve', '--roles', 'api,delivery', '--http-port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let head = '';
   const port = await new Promise<number>((resolve, reject) => {
     const onData = (d: Buffer): void => {
