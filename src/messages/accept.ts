@@ -184,10 +184,14 @@ export class AcceptService {
       u.count += row.sending;
       return row;
     });
-    const ids = await messagesRepo.insertMany(tx, planned);
     // In one order, so two processes' commits lock the usage rows they share in the same order.
     const counts = [...usage.values()].sort((a, b) => a.workspaceId - b.workspaceId || a.stream.localeCompare(b.stream));
-    for (const u of counts) await usageRepo.add(tx, u.workspaceId, utcDay(now), u.stream, u.count);
+    const add = (u: (typeof counts)[number]) => usageRepo.addition(tx, u.workspaceId, utcDay(now), u.stream, u.count);
+    // A single counter row goes with the inserts (one round trip on PostgreSQL); several are
+    // added one by one after them, keeping that order.
+    const single = counts.length === 1 ? add(counts[0]!) : null;
+    const ids = await messagesRepo.insertMany(tx, planned, single ? [single] : []);
+    if (counts.length > 1) for (const u of counts) await add(u);
     return batch.map((w, i) => {
       this.deps.log.info(
         { phase: 'accept', email_id: ids[i], recipients: w.message.recipients.length, suppressed: w.message.recipients.length - planned[i].sending, source: w.source },
@@ -246,8 +250,8 @@ export class AcceptService {
     const now = this.deps.clock.now();
     const suppressed = await suppressionsRepo.suppressedAmong(tx, principal.workspaceId, m.stream, m.recipients.map((r) => r.address));
     const planned = this.plan(principal, m, (address) => suppressed.has(address.toLowerCase()), now, source);
-    const [id] = await messagesRepo.insertMany(tx, [planned]);
-    await usageRepo.add(tx, principal.workspaceId, utcDay(now), m.stream, planned.sending);
+    const usage = usageRepo.addition(tx, principal.workspaceId, utcDay(now), m.stream, planned.sending);
+    const [id] = await messagesRepo.insertMany(tx, [planned], usage ? [usage] : []);
 
     const result: AcceptResult = { status: 201, body: { id, stream: m.stream }, replayed: false };
     if (idem) {

@@ -156,6 +156,44 @@ export const isPg = (db: Conn): boolean => db.client.config.client === 'pg';
  */
 export const commitLanes = (_database: Config['database']): number => 1;
 
+/** A write built and not yet run (`tx('t').insert(...)`, not awaited). */
+export type Statement = Knex.QueryBuilder;
+
+/** PostgreSQL takes at most 65,535 parameters in one statement; keep well under it. */
+const MAX_PARAMETERS = 30_000;
+
+/**
+ * Writes that need nothing back, in as few round trips as PostgreSQL allows: the data-modifying
+ * WITH clauses of one statement while their parameters fit. Foreign keys are checked at the end
+ * of that statement, so a row may reference one inserted beside it; the clauses take their row
+ * locks in no set order, so the caller gives at most one write that another process's commit
+ * could also lock. On SQLite (no round trips to save) they run one by one, in order.
+ */
+export async function runTogether(tx: Tx, statements: Statement[]): Promise<void> {
+  if (!isPg(tx)) {
+    for (const statement of statements) await statement;
+    return;
+  }
+  let group: { sql: string; bindings: readonly unknown[] }[] = [];
+  let parameters = 0;
+  const flush = async () => {
+    if (group.length === 0) return;
+    const last = group[group.length - 1]!;
+    const clauses = group.slice(0, -1).map((g, i) => `w${i} as (${g.sql})`);
+    const sql = clauses.length === 0 ? last.sql : `with ${clauses.join(', ')} ${last.sql}`;
+    await tx.raw(sql, group.flatMap((g) => g.bindings) as Knex.RawBinding[]);
+    group = [];
+    parameters = 0;
+  };
+  for (const statement of statements) {
+    const { sql, bindings } = statement.toSQL();
+    if (parameters + bindings.length > MAX_PARAMETERS) await flush();
+    group.push({ sql, bindings });
+    parameters += bindings.length;
+  }
+  await flush();
+}
+
 /** The id from `insert(...).returning('id')`: PostgreSQL gives `{id}`, SQLite the bare value. */
 export const insertedId = (row: unknown): number =>
   typeof row === 'object' && row !== null ? (row as { id: number }).id : (row as number);

@@ -1,4 +1,4 @@
-import { insertedId, isPg, type Conn, type Tx } from './db.ts';
+import { insertedId, isPg, runTogether, type Conn, type Statement, type Tx } from './db.ts';
 import { deriveMessageStatuses, derivedStatus } from './messageStatus.ts';
 import type { MessageStatus, RecipientStatus } from '../messages/status.ts';
 
@@ -81,7 +81,7 @@ const ROWS_PER_INSERT = 200;
  * Message-ID. Setting it afterwards rewrote every new row and its index entries (the header is
  * indexed, so the update is not a heap-only one): more WAL and CPU per message.
  */
-async function insertManyPg(tx: Tx, messages: PlannedMessage[]): Promise<number[]> {
+async function insertManyPg(tx: Tx, messages: PlannedMessage[], alongside: Statement[]): Promise<number[]> {
   const { rows } = await tx.raw("select nextval(pg_get_serial_sequence('messages', 'id'))::integer as id from generate_series(1, ?)", [messages.length]);
   const ids = (rows as { id: number }[]).map((r) => Number(r.id)).sort((a, b) => a - b);
   const rowsToInsert = messages.map((m, i) => ({
@@ -90,9 +90,11 @@ async function insertManyPg(tx: Tx, messages: PlannedMessage[]): Promise<number[
     status: initialStatus(m.recipients),
     ...(m.messageIdFor ? { message_id_header: m.messageIdFor(ids[i]) } : {}),
   }));
-  for (let i = 0; i < rowsToInsert.length; i += ROWS_PER_INSERT) await tx('messages').insert(rowsToInsert.slice(i, i + ROWS_PER_INSERT));
   const recipients = messages.flatMap((m, i) => m.recipients.map((r) => ({ ...r, message_id: ids[i] })));
-  for (let i = 0; i < recipients.length; i += ROWS_PER_INSERT) await tx('recipients').insert(recipients.slice(i, i + ROWS_PER_INSERT));
+  const writes: Statement[] = [];
+  for (let i = 0; i < rowsToInsert.length; i += ROWS_PER_INSERT) writes.push(tx('messages').insert(rowsToInsert.slice(i, i + ROWS_PER_INSERT)));
+  for (let i = 0; i < recipients.length; i += ROWS_PER_INSERT) writes.push(tx('recipients').insert(recipients.slice(i, i + ROWS_PER_INSERT)));
+  await runTogether(tx, [...writes, ...alongside]);
   return ids;
 }
 
@@ -102,15 +104,16 @@ export const messagesRepo = {
    * ids in the order given. The ids of one statement's rows ascend in the order of its VALUES,
    * which is how they are matched back. No other transaction can see the new rows yet, so the
    * Message-IDs named after the ids are set by one unlocked update (on SQLite; PostgreSQL
-   * draws the ids first, `insertManyPg`).
+   * draws the ids first and sends the inserts as one statement, `insertManyPg`). `alongside`:
+   * writes of the same commit that go with the inserts (in the same round trip on PostgreSQL).
    */
-  async insertMany(tx: Tx, messages: PlannedMessage[]): Promise<number[]> {
+  async insertMany(tx: Tx, messages: PlannedMessage[], alongside: Statement[] = []): Promise<number[]> {
     for (const m of messages) {
       for (const r of m.recipients) {
         if (r.status !== 'queued' && r.status !== 'scheduled' && r.status !== 'suppressed') throw new Error(`A new recipient cannot be ${r.status}`);
       }
     }
-    if (isPg(tx)) return insertManyPg(tx, messages);
+    if (isPg(tx)) return insertManyPg(tx, messages, alongside);
     const ids: number[] = [];
     for (let i = 0; i < messages.length; i += ROWS_PER_INSERT) {
       const chunk = messages.slice(i, i + ROWS_PER_INSERT);
@@ -128,6 +131,7 @@ export const messagesRepo = {
         .whereIn('id', chunk.map(([id]) => id))
         .update({ message_id_header: tx.raw(`case id ${chunk.map(() => 'when ? then ?').join(' ')} end`, chunk.flat()) });
     }
+    await runTogether(tx, alongside);
     return ids;
   },
   /** A message and its recipients; the message's status is derived from theirs. */

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { isPg, type Conn } from './db.ts';
+import { isPg, type Conn, type Statement } from './db.ts';
 
 export interface UsageRow {
   day: string;
@@ -18,10 +18,15 @@ const PROCESS_SLOT = randomInt(USAGE_SLOTS);
 
 export const usageRepo = {
   async add(db: Conn, workspaceId: number, day: string, stream: string, count: number): Promise<void> {
-    if (count <= 0) return;
+    const addition = usageRepo.addition(db, workspaceId, day, stream, count);
+    if (addition) await addition;
+  },
+  /** `add` as a statement not yet run (to send with other writes), or null when there is nothing to add. */
+  addition(db: Conn, workspaceId: number, day: string, stream: string, count: number): Statement | null {
+    if (count <= 0) return null;
     // SQLite has one writer: nothing to spread.
     const slot = isPg(db) ? PROCESS_SLOT : 0;
-    await db('usage_daily')
+    return db('usage_daily')
       .insert({ workspace_id: workspaceId, day, stream, slot, count })
       .onConflict(['workspace_id', 'day', 'stream', 'slot'])
       .merge({ count: db.raw('usage_daily.count + ?', [count]) });
