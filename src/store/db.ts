@@ -76,7 +76,7 @@ const STATEMENTS_PER_CONNECTION = 500;
 
 let reusingClient: unknown = null;
 
-const ROLLBACK = /^\s*rollback\b(?!\s+to\b)/i;
+const ROLLBACK = /^\s*rollback\b/i;
 
 /** Per connection: its WAL syncer, and whether the open transaction has written anything. */
 interface ConnectionState {
@@ -122,8 +122,6 @@ function statementReusingClient(): typeof knexFactory.Client {
       statements.set(obj.sql, statement);
       statement.safeIntegers(this._optSafeIntegers(obj.options) ?? false);
       const bindings = this._formatBindings(obj.bindings);
-      // `readonly` is false exactly for statements that write (an INSERT ... RETURNING is a
-      // reader too); transaction control statements count as read-only.
       if (statement.reader) {
         obj.response = statement.all(bindings);
       } else {
@@ -131,6 +129,8 @@ function statementReusingClient(): typeof knexFactory.Client {
         obj.response = response;
         obj.context = { lastID: response.lastInsertRowid, changes: response.changes };
       }
+      // `readonly` is false exactly for statements that write (an INSERT ... RETURNING is a
+      // reader too); transaction control statements count as read-only.
       if (!statement.readonly) state.dirty = true;
       if (state.dirty && !connection.inTransaction) {
         // A write outside a transaction, or the end of one that wrote: on disk before it returns.
