@@ -83,6 +83,12 @@ export function buildProgram(): { program: Command; ctx: CliContext } {
 /** Runs one CLI invocation; errors go to stderr with a non-zero exit. */
 export async function runCli(argv: string[]): Promise<void> {
   const { program, ctx } = buildProgram();
+  // A reader that stops early (`mailsvc domain list | head -2`) ends the command quietly, as it
+  // would a Unix tool; a running server goes on without its standard output.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    if (program.args[0] !== 'serve') process.exit(process.exitCode ?? 0);
+  });
   let failed = false;
   try {
     await program.parseAsync(argv);

@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { oneJson, runCli } from '../helpers/cli.ts';
+import { CLI, oneJson, runCli } from '../helpers/cli.ts';
 import { STORES } from '../helpers/stores.ts';
 import { startTestServer } from '../helpers/server.ts';
 
@@ -38,6 +40,21 @@ describe.each(STORES)('the mailsvc CLI (%s)', (kind) => {
     expect(revoked.revoked_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const removed = oneJson(await runCli([...cfg, 'domain', 'remove', 'cli.test', '--json']));
     expect(removed).toMatchObject({ name: 'cli.test', deleted: true });
+  });
+
+  it('ends quietly when the reader of its output goes away, as in `mailsvc domain list | head -1`', async () => {
+    const server = await startTestServer(kind);
+    const cfg = ['--config', server.configFile];
+    oneJson(await runCli([...cfg, 'workspace', 'create', 'piped', '--json']));
+    for (let i = 0; i < 3; i++) oneJson(await runCli([...cfg, 'domain', 'add', `piped${i}.test`, '--workspace', 'piped', '--json']));
+    const child = spawn(process.execPath, [CLI, ...cfg, 'domain', 'show', 'piped0.test'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // The reading end is closed before the first line arrives: every write meets EPIPE.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const [code] = (await once(child, 'close')) as [number | null];
+    expect(stderr).not.toMatch(/EPIPE|Unhandled/);
+    expect(code).toBe(0);
   });
 
   it('exits non-zero with a clear message on stderr for bad arguments', async () => {
