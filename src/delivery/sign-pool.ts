@@ -4,7 +4,7 @@ import type { Logger } from '../core/ports.ts';
 import { systemClock } from '../core/ports.ts';
 import { startWorker } from '../threads/start.ts';
 import { CopyBuilder, type BuiltCopy, type CopyJob } from './copy-builder.ts';
-import type { SignBatch, SignResults } from './sign-thread.ts';
+import type { SignBatch, SignResult } from './sign-thread.ts';
 
 /** Builds and signs one recipient's copy; on the event loop or in signing threads. */
 export interface CopySigner {
@@ -147,20 +147,18 @@ export class SigningPool implements CopySigner {
     worker.unref();
     thread.worker = worker;
     const current = () => thread.worker === worker;
-    worker.on('message', (message: SignResults | 'ready') => {
+    worker.on('message', (message: SignResult | 'ready') => {
       if (!current()) return;
       if (message === 'ready') {
         thread.ready = true;
         this.post(thread);
         return;
       }
-      for (const result of message.results) {
-        const pending = thread.inFlight.get(result.seq);
-        thread.inFlight.delete(result.seq);
-        if (!pending) continue;
-        if ('error' in result) pending.reject(new Error(result.error));
-        else pending.resolve({ raw: Buffer.from(result.raw.buffer, result.raw.byteOffset, result.raw.byteLength), built: result.built });
-      }
+      const pending = thread.inFlight.get(message.seq);
+      thread.inFlight.delete(message.seq);
+      if (!pending) return;
+      if ('error' in message) pending.reject(new Error(message.error));
+      else pending.resolve({ raw: Buffer.from(message.raw.buffer, message.raw.byteOffset, message.raw.byteLength), built: message.built });
     });
     const failed = (err: Error) => {
       if (!current()) return;

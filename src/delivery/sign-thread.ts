@@ -8,9 +8,7 @@ export interface SignBatch {
 }
 
 /** What a thread answers for each copy as soon as it is signed: its bytes (transferred, not copied) or its error. */
-export interface SignResults {
-  results: ({ seq: number; raw: Uint8Array; built: boolean } | { seq: number; error: string })[];
-}
+export type SignResult = { seq: number; raw: Uint8Array; built: boolean } | { seq: number; error: string };
 
 // One signing thread: builds and signs the copies of each batch in order, answering each copy as
 // soon as it is ready, so the first copies of a batch are on their way while the thread signs the
@@ -25,9 +23,9 @@ port.on('message', async ({ jobs }: SignBatch) => {
       // Only a buffer that is whole can be transferred: a small Buffer may sit in Node's shared
       // pool, which must not be taken away from this thread.
       const own = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? raw : new Uint8Array(raw);
-      port.postMessage({ results: [{ seq, raw: own, built }] } satisfies SignResults, [own.buffer as ArrayBuffer]);
+      port.postMessage({ seq, raw: own, built } satisfies SignResult, [own.buffer as ArrayBuffer]);
     } catch (err) {
-      port.postMessage({ results: [{ seq, error: (err as Error).message }] } satisfies SignResults);
+      port.postMessage({ seq, error: (err as Error).message } satisfies SignResult);
     }
   }
 });
