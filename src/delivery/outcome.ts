@@ -120,6 +120,7 @@ export async function recordVerdicts(tx: Tx, batch: Attempt[], deps: RecordDeps)
       tx,
       batch.filter((a) => held.has(a.row.id)).map((a) => a.message.id),
       kept.flatMap((p) => (p.finished ? [p.finished] : [])),
+      { messagesLocked: true },
     );
   }
   return plans.map((p) => (held.has(p.write.id) ? p.recorded : { outcome: 'lease_lost' }));

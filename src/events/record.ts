@@ -1,4 +1,4 @@
-import type { Tx } from '../store/db.ts';
+import type { Statement, Tx } from '../store/db.ts';
 import { eventsRepo } from '../store/events.ts';
 import { iso } from '../core/time.ts';
 
@@ -68,7 +68,7 @@ export async function recordEvent(tx: Tx, e: NewEvent): Promise<EventPayload> {
  * Many events in the caller's transaction, by the rules of `recordEvent`, in a fixed number of
  * statements (see `eventsRepo.insertMany`); payloads in input order.
  */
-export async function recordEvents(tx: Tx, events: NewEvent[], options: { messagesLocked?: boolean } = {}): Promise<EventPayload[]> {
+export async function recordEvents(tx: Tx, events: NewEvent[], options: { messagesLocked?: boolean; alongside?: Statement[] } = {}): Promise<EventPayload[]> {
   const payloads: EventPayload[] = new Array(events.length);
   await eventsRepo.insertMany(
     tx,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { conflict, invalid } from '../core/errors.ts';
 import type { Clock, Logger } from '../core/ports.ts';
-import type { Db, Tx } from '../store/db.ts';
+import { isPg, type Conn, type Db, type Tx } from '../store/db.ts';
 import { domainsRepo } from '../store/domains.ts';
 import { DuplicateKeyError } from '../store/errors.ts';
 import type { GroupCommitter } from '../store/groupCommit.ts';
@@ -40,6 +40,8 @@ interface Waiting {
  * row, which every process and commit lane updates, so its lock is held only until the commit.
  */
 const LAST = { last: true };
+/** Messages of one workspace and stream share a suppression query and a usage counter. */
+const group = (w: Waiting) => `${w.principal.workspaceId}:${w.message.stream}`;
 
 /** Messages written by one job; the group committer's own batch bound is of the same order. */
 const MAX_BATCH = 256;
@@ -96,24 +98,31 @@ export class AcceptService {
 
   private submitBatch(): void {
     let batch: Waiting[] | null = null;
-    this.deps.committer
-      .run((tx) => {
-        // Taken when the commit first runs the job, not when it was asked for: everything that
-        // arrived meanwhile. A job the committer runs again keeps its batch.
-        if (batch === null) {
-          batch = this.waiting.splice(0, MAX_BATCH);
-          if (this.waiting.length > 0) this.submitBatch();
+    // Taken when the commit first runs the job, not when it was asked for: everything that
+    // arrived meanwhile. A job the committer runs again keeps its batch.
+    const take = (): Waiting[] => {
+      if (batch === null) {
+        batch = this.waiting.splice(0, MAX_BATCH);
+        if (this.waiting.length > 0) this.submitBatch();
+      }
+      return batch;
+    };
+    // On PostgreSQL the batch commits on its own: one statement when it fits in one, with no
+    // BEGIN and COMMIT round trips (a transaction only when it updates several usage counters).
+    const written = isPg(this.deps.db)
+      ? this.deps.committer.runOwn((db) => {
+          const taken = take();
+          return new Set(taken.map(group)).size > 1 ? db.transaction((tx) => this.writeMany(tx, taken)) : this.writeMany(db, taken);
+        })
+      : this.deps.committer.run((tx) => this.writeMany(tx, take()), LAST);
+    written.then(
+      (results) => batch!.forEach((w, i) => w.resolve(results[i])),
+      () => {
+        for (const w of batch ?? []) {
+          this.deps.committer.run((tx) => this.write(tx, w.principal, w.message, undefined, w.source), LAST).then(w.resolve, w.reject);
         }
-        return this.writeMany(tx, batch);
-      }, LAST)
-      .then(
-        (results) => batch!.forEach((w, i) => w.resolve(results[i])),
-        () => {
-          for (const w of batch ?? []) {
-            this.deps.committer.run((tx) => this.write(tx, w.principal, w.message, undefined, w.source), LAST).then(w.resolve, w.reject);
-          }
-        },
-      );
+      },
+    );
   }
 
   /** Commits and jobs of the committer accepting writes through, to see how well they are shared. */
@@ -155,18 +164,26 @@ export class AcceptService {
     return { replay: { status: row.response_status, body: JSON.parse(row.response_body), replayed: true } };
   }
 
-  private async writeMany(tx: Tx, batch: Waiting[]): Promise<AcceptResult[]> {
+  /** Given the database rather than a transaction (PostgreSQL), the batch is of one group. */
+  private async writeMany(tx: Conn, batch: Waiting[]): Promise<AcceptResult[]> {
     if (batch.length === 0) return [];
     const now = this.deps.clock.now();
     const suppressed = new Map<string, Set<string>>();
-    const group = (w: Waiting) => `${w.principal.workspaceId}:${w.message.stream}`;
     const byGroup = new Map<string, { workspaceId: number; stream: NormalisedMessage['stream']; addresses: Set<string> }>();
     for (const w of batch) {
       const g = byGroup.get(group(w)) ?? { workspaceId: w.principal.workspaceId, stream: w.message.stream, addresses: new Set<string>() };
       byGroup.set(group(w), g);
       for (const r of w.message.recipients) g.addresses.add(r.address);
     }
-    for (const [key, g] of byGroup) {
+    // On PostgreSQL one group's suppressions come with the message ids, in one round trip.
+    let drawn: number[] | undefined;
+    const [only] = byGroup.values();
+    if (isPg(tx) && byGroup.size === 1 && only!.addresses.size <= 500) {
+      const { ids, read } = await messagesRepo.drawIds(tx, batch.length, suppressionsRepo.amongQuery(tx, only!.workspaceId, only!.stream, [...only!.addresses]));
+      drawn = ids;
+      suppressed.set(group(batch[0]!), new Set(read as string[]));
+    }
+    for (const [key, g] of drawn ? [] : byGroup) {
       const found = new Set<string>();
       const addresses = [...g.addresses];
       for (let i = 0; i < addresses.length; i += 500) {
@@ -190,7 +207,7 @@ export class AcceptService {
     // A single counter row goes with the inserts (one round trip on PostgreSQL); several are
     // added one by one after them, keeping that order.
     const single = counts.length === 1 ? add(counts[0]!) : null;
-    const ids = await messagesRepo.insertMany(tx, planned, single ? [single] : []);
+    const ids = await messagesRepo.insertMany(tx, planned, single ? [single] : [], drawn);
     if (counts.length > 1) for (const u of counts) await add(u);
     return batch.map((w, i) => {
       this.deps.log.info(

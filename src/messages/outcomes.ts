@@ -1,6 +1,6 @@
 import { recordEvent, recordEvents, type BounceType, type EventPayload, type ProviderReport } from '../events/record.ts';
-import type { Tx } from '../store/db.ts';
-import { deriveMessageStatuses } from '../store/messageStatus.ts';
+import type { Statement, Tx } from '../store/db.ts';
+import { deriveMessageStatuses, lockedStatusDerivations } from '../store/messageStatus.ts';
 import { messagesRepo, type MessageRow, type RecipientRow } from '../store/messages.ts';
 import { suppressionsRepo, type SuppressionReason } from '../store/suppressions.ts';
 import type { RecipientStatus } from './status.ts';
@@ -70,16 +70,25 @@ export async function recordBounce(
  * What follows a batch of recipient rows the caller has already written (delivery records many
  * attempts at once): their messages' derived statuses, suppression on a permanent bounce, and
  * one event each for those that finished, all in the caller's transaction. The message rows are
- * locked once, in id order, for both the derivation and the events.
+ * locked once, in id order, for both the derivation and the events; `messagesLocked`: the
+ * caller's earlier statement took those locks, and the derivation then goes in one round trip
+ * with the events' first read.
  */
 export async function recordFinished(
   tx: Tx,
   messageIds: number[],
   finished: { t: Target; name: 'email.delivered' | 'email.bounced'; provider: ProviderReport; bounceType?: BounceType }[],
+  options: { messagesLocked?: boolean } = {},
 ): Promise<EventPayload[]> {
-  await deriveMessageStatuses(tx, messageIds);
+  let derivations: Statement[] = [];
+  if (options.messagesLocked) derivations = lockedStatusDerivations(tx, messageIds);
+  else await deriveMessageStatuses(tx, messageIds);
   for (const f of finished) if (f.bounceType === 'permanent') await suppress(tx, f.t, 'bounce');
-  return recordEvents(tx, finished.map((f) => event(f.t, f.name, f.provider, f.bounceType)), { messagesLocked: true });
+  return recordEvents(
+    tx,
+    finished.map((f) => event(f.t, f.name, f.provider, f.bounceType)),
+    { messagesLocked: true, alongside: derivations },
+  );
 }
 
 export async function recordComplaint(tx: Tx, t: Target, provider: ProviderReport) {

@@ -146,6 +146,9 @@ function statementReusingClient(): typeof knexFactory.Client {
 
 export const isPg = (db: Conn): boolean => db.client.config.client === 'pg';
 
+/** Whether `conn` is a transaction rather than the database itself. */
+export const inTransaction = (conn: Conn): conn is Tx => (conn as { isTransaction?: boolean }).isTransaction === true;
+
 /**
  * How many group-commit transactions may run side by side: one, on both databases. SQLite has
  * one writer. On PostgreSQL, shared batches lock the message rows of their jobs in whatever
@@ -174,24 +177,63 @@ export async function runTogether(tx: Tx, statements: Statement[]): Promise<void
     for (const statement of statements) await statement;
     return;
   }
+  for (const one of combined(statements)) await tx.raw(one.sql, one.bindings);
+}
+
+/**
+ * `read`'s rows, with `writes` sent ahead of it in the same statement on PostgreSQL (as the
+ * data-modifying WITH clauses of the read, which run whether or not it uses them); on SQLite,
+ * and when the parameters do not fit one statement, the writes run first. The read must not
+ * depend on the writes: on PostgreSQL it does not see their effects.
+ */
+export async function readAfter<T>(tx: Tx, writes: Statement[], read: Knex.QueryBuilder): Promise<T[]> {
+  const together = isPg(tx) && writes.length > 0 ? combined([...writes, read]) : [];
+  if (together.length === 1) return ((await tx.raw(together[0]!.sql, together[0]!.bindings)) as { rows: T[] }).rows;
+  await runTogether(tx, writes);
+  return (await read) as T[];
+}
+
+/**
+ * `statements` committed all or none, outside any transaction: on PostgreSQL as one statement
+ * when they fit in one (a statement is atomic on its own: no BEGIN and COMMIT round trips),
+ * otherwise, and on SQLite, in a transaction of their own.
+ */
+export async function runAtomically(db: Db, statements: Statement[]): Promise<void> {
+  const together = isPg(db)
+    ? combined(statements)
+    : statements.map((s) => {
+        const { sql, bindings } = s.toSQL();
+        return { sql, bindings: [...bindings] as Knex.RawBinding[] };
+      });
+  if (together.length === 1) await db.raw(together[0]!.sql, together[0]!.bindings);
+  else if (together.length > 1) {
+    await db.transaction(async (tx) => {
+      for (const one of together) await tx.raw(one.sql, one.bindings);
+    });
+  }
+}
+
+/** The statements as the WITH clauses of as few statements as their parameters allow. */
+function combined(statements: Statement[]): { sql: string; bindings: Knex.RawBinding[] }[] {
+  const out: { sql: string; bindings: Knex.RawBinding[] }[] = [];
   let group: { sql: string; bindings: readonly unknown[] }[] = [];
   let parameters = 0;
-  const flush = async () => {
+  const flush = () => {
     if (group.length === 0) return;
     const last = group[group.length - 1]!;
     const clauses = group.slice(0, -1).map((g, i) => `w${i} as (${g.sql})`);
-    const sql = clauses.length === 0 ? last.sql : `with ${clauses.join(', ')} ${last.sql}`;
-    await tx.raw(sql, group.flatMap((g) => g.bindings) as Knex.RawBinding[]);
+    out.push({ sql: clauses.length === 0 ? last.sql : `with ${clauses.join(', ')} ${last.sql}`, bindings: group.flatMap((g) => g.bindings) as Knex.RawBinding[] });
     group = [];
     parameters = 0;
   };
   for (const statement of statements) {
     const { sql, bindings } = statement.toSQL();
-    if (parameters + bindings.length > MAX_PARAMETERS) await flush();
+    if (parameters + bindings.length > MAX_PARAMETERS) flush();
     group.push({ sql, bindings });
     parameters += bindings.length;
   }
-  await flush();
+  flush();
+  return out;
 }
 
 /** The id from `insert(...).returning('id')`: PostgreSQL gives `{id}`, SQLite the bare value. */

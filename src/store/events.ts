@@ -1,4 +1,4 @@
-import { insertedId, isPg, type Conn, type Tx } from './db.ts';
+import { insertedId, isPg, readAfter, runTogether, type Conn, type Statement, type Tx } from './db.ts';
 import { webhookQueue } from './webhookQueue.ts';
 import { webhooksRepo } from './webhooks.ts';
 
@@ -44,24 +44,27 @@ export const eventsRepo = {
    * the latest time of every pair read in one query, the events in one multi-row insert, their
    * webhook deliveries in another. `messagesLocked`: the caller already holds the messages' row
    * locks (taken in id order), which keeps the read and the insert from interleaving with
-   * another transaction's for the same message.
+   * another transaction's for the same message. `alongside`: writes of the caller's that go in
+   * the same round trip as the first read (which must not depend on them).
    */
   async insertMany(
     tx: Tx,
     items: { row: Omit<EventRow, 'id' | 'occurred_at' | 'payload'>; at: number; payload: (occurredAt: number) => string }[],
-    options: { messagesLocked?: boolean } = {},
+    options: { messagesLocked?: boolean; alongside?: Statement[] } = {},
   ): Promise<{ id: number; occurredAt: number }[]> {
-    if (items.length === 0) return [];
+    if (items.length === 0) {
+      await runTogether(tx, options.alongside ?? []);
+      return [];
+    }
     const emailIds = [...new Set(items.map((i) => i.row.email_id))].sort((a, b) => a - b);
     // SQLite has one writer at a time: nothing interleaves with this transaction.
     if (isPg(tx) && !options.messagesLocked) await tx('messages').whereIn('id', emailIds).orderBy('id').forUpdate().select('id');
     const names = [...new Set(items.map((i) => i.row.event))];
-    const latest: { email_id: number; event: string; at: string | number }[] = await tx('events')
-      .whereIn('email_id', emailIds)
-      .whereIn('event', names)
-      .groupBy('email_id', 'event')
-      .select('email_id', 'event')
-      .max({ at: 'occurred_at' });
+    const latest = await readAfter<{ email_id: number; event: string; at: string | number }>(
+      tx,
+      options.alongside ?? [],
+      tx('events').whereIn('email_id', emailIds).whereIn('event', names).groupBy('email_id', 'event').select('email_id', 'event').max({ at: 'occurred_at' }),
+    );
     const last = new Map(latest.map((l) => [`${l.email_id} ${l.event}`, Number(l.at)]));
     const rows = items.map((item) => {
       const key = `${item.row.email_id} ${item.row.event}`;

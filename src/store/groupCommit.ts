@@ -2,6 +2,8 @@ import type { Db, Tx } from './db.ts';
 
 interface Job {
   work: (tx: Tx) => Promise<unknown>;
+  /** Set for `runOwn`: the job is given the database and makes its writes atomic itself. */
+  own?: (db: Db) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
   last: boolean;
@@ -92,6 +94,18 @@ export class GroupCommitter {
   }
 
   /**
+   * A job that makes its own writes atomic (one statement, or a transaction of its own) and so
+   * needs no shared transaction: on PostgreSQL that saves the BEGIN and COMMIT round trips. It
+   * still takes a lane like any job, so that work arriving meanwhile waits and gathers.
+   */
+  runOwn<T>(work: (db: Db) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work: (tx) => work(tx), own: work, resolve: resolve as (v: unknown) => void, reject, last: false });
+      if (this.active < this.lanes) void this.drain();
+    });
+  }
+
+  /**
    * Work that rides in every shared commit after its jobs, in a savepoint of its own (its
    * failure costs the jobs nothing): writes gathered in memory, such as rate-limit counts.
    */
@@ -112,9 +126,22 @@ export class GroupCommitter {
         // during the last commit would still be unparsed and every batch would hold one job.
         await new Promise((resolve) => setImmediate(resolve));
         // Stable: jobs keep their order, those asking to run last after the others.
-        const batch = this.queue.splice(0, this.maxBatch).sort((a, b) => Number(a.last) - Number(b.last));
+        let batch = this.queue.splice(0, this.maxBatch).sort((a, b) => Number(a.last) - Number(b.last));
         // Another lane took what was queued.
         if (batch.length === 0) break;
+        const own = batch.filter((job) => job.own);
+        for (const job of own) {
+          try {
+            const value = await job.own!(this.db);
+            this.commits += 1;
+            this.jobs += 1;
+            job.resolve(value);
+          } catch (error) {
+            job.reject(error);
+          }
+        }
+        if (own.length > 0) batch = batch.filter((job) => !job.own);
+        if (batch.length === 0) continue;
         const outcomes = await this.runShared(batch);
         if (outcomes === null) {
           await this.runAlone(batch);

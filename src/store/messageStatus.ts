@@ -1,4 +1,4 @@
-import { isPg, type Tx } from './db.ts';
+import { isPg, type Statement, type Tx } from './db.ts';
 
 /**
  * A message's status is derived from its recipients, in the database, by the one function
@@ -41,4 +41,16 @@ export async function deriveMessageStatuses(tx: Tx, messageIds: Iterable<number>
     if (isPg(tx)) await tx('messages').whereIn('id', chunk).orderBy('id').forUpdate().select('id');
     await tx('messages').whereIn('id', chunk).update({ status: derivedStatus(tx) });
   }
+}
+
+/**
+ * The derivation as statements not yet run, for a caller that already holds the messages' row
+ * locks (taken in id order by an earlier statement of its transaction) and sends them with
+ * other work.
+ */
+export function lockedStatusDerivations(tx: Tx, messageIds: Iterable<number>): Statement[] {
+  const ids = [...new Set(messageIds)].sort((a, b) => a - b);
+  const out: Statement[] = [];
+  for (let i = 0; i < ids.length; i += 500) out.push(tx('messages').whereIn('id', ids.slice(i, i + 500)).update({ status: derivedStatus(tx) }));
+  return out;
 }

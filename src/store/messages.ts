@@ -1,4 +1,5 @@
-import { insertedId, isPg, runTogether, type Conn, type Statement, type Tx } from './db.ts';
+import type { Knex } from 'knex';
+import { insertedId, inTransaction, isPg, runAtomically, runTogether, type Conn, type Statement, type Tx } from './db.ts';
 import { deriveMessageStatuses, derivedStatus } from './messageStatus.ts';
 import type { MessageStatus, RecipientStatus } from '../messages/status.ts';
 
@@ -81,9 +82,11 @@ const ROWS_PER_INSERT = 200;
  * Message-ID. Setting it afterwards rewrote every new row and its index entries (the header is
  * indexed, so the update is not a heap-only one): more WAL and CPU per message.
  */
-async function insertManyPg(tx: Tx, messages: PlannedMessage[], alongside: Statement[]): Promise<number[]> {
-  const { rows } = await tx.raw("select nextval(pg_get_serial_sequence('messages', 'id'))::integer as id from generate_series(1, ?)", [messages.length]);
-  const ids = (rows as { id: number }[]).map((r) => Number(r.id)).sort((a, b) => a - b);
+const DRAW_IDS = "select nextval(pg_get_serial_sequence('messages', 'id'))::integer from generate_series(1, ?)";
+
+async function insertManyPg(tx: Conn, messages: PlannedMessage[], alongside: Statement[], drawn?: number[]): Promise<number[]> {
+  const ids = drawn ?? (await messagesRepo.drawIds(tx, messages.length)).ids;
+  if (ids.length !== messages.length) throw new Error(`${ids.length} ids drawn for ${messages.length} messages`);
   const rowsToInsert = messages.map((m, i) => ({
     ...m.row,
     id: ids[i],
@@ -94,11 +97,26 @@ async function insertManyPg(tx: Tx, messages: PlannedMessage[], alongside: State
   const writes: Statement[] = [];
   for (let i = 0; i < rowsToInsert.length; i += ROWS_PER_INSERT) writes.push(tx('messages').insert(rowsToInsert.slice(i, i + ROWS_PER_INSERT)));
   for (let i = 0; i < recipients.length; i += ROWS_PER_INSERT) writes.push(tx('recipients').insert(recipients.slice(i, i + ROWS_PER_INSERT)));
-  await runTogether(tx, [...writes, ...alongside]);
+  // Outside a transaction the writes are one statement, atomic on its own, when they fit in one.
+  if (inTransaction(tx)) await runTogether(tx, [...writes, ...alongside]);
+  else await runAtomically(tx, [...writes, ...alongside]);
   return ids;
 }
 
 export const messagesRepo = {
+  /**
+   * PostgreSQL: `count` new message ids, in ascending order, drawn from the sequence ahead of
+   * `insertMany` (given to it as `drawn`), and the values of `read` (a one-column query) fetched
+   * in the same round trip.
+   */
+  async drawIds(db: Conn, count: number, read?: Knex.QueryBuilder): Promise<{ ids: number[]; read: unknown[] }> {
+    const also = read?.toSQL();
+    const { rows } = (await db.raw(`select array(${DRAW_IDS}) as ids${also ? `, array(${also.sql}) as read` : ''}`, [
+      count,
+      ...((also?.bindings ?? []) as Knex.RawBinding[]),
+    ])) as { rows: { ids: number[]; read?: unknown[] }[] };
+    return { ids: rows[0]!.ids.map(Number).sort((a, b) => a - b), read: rows[0]!.read ?? [] };
+  },
   /**
    * Inserts messages with their recipients in a few multi-row statements and returns their
    * ids in the order given. The ids of one statement's rows ascend in the order of its VALUES,
@@ -106,14 +124,17 @@ export const messagesRepo = {
    * Message-IDs named after the ids are set by one unlocked update (on SQLite; PostgreSQL
    * draws the ids first and sends the inserts as one statement, `insertManyPg`). `alongside`:
    * writes of the same commit that go with the inserts (in the same round trip on PostgreSQL).
+   * Given the database rather than a transaction (PostgreSQL only), the writes commit together on
+   * their own; `alongside` then holds at most one write another commit could lock.
    */
-  async insertMany(tx: Tx, messages: PlannedMessage[], alongside: Statement[] = []): Promise<number[]> {
+  async insertMany(tx: Conn, messages: PlannedMessage[], alongside: Statement[] = [], drawn?: number[]): Promise<number[]> {
     for (const m of messages) {
       for (const r of m.recipients) {
         if (r.status !== 'queued' && r.status !== 'scheduled' && r.status !== 'suppressed') throw new Error(`A new recipient cannot be ${r.status}`);
       }
     }
-    if (isPg(tx)) return insertManyPg(tx, messages, alongside);
+    if (isPg(tx)) return insertManyPg(tx, messages, alongside, drawn);
+    if (!inTransaction(tx)) throw new Error('on SQLite, messages are inserted in a transaction');
     const ids: number[] = [];
     for (let i = 0; i < messages.length; i += ROWS_PER_INSERT) {
       const chunk = messages.slice(i, i + ROWS_PER_INSERT);

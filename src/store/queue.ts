@@ -121,8 +121,11 @@ export const queueRepo = {
    * lease; returns the ids written (the others were given to another worker). One statement:
    * on SQLite the rows come as one JSON array; on PostgreSQL the held rows are locked in id
    * order (so two such batches cannot deadlock) and updated from the arrays, and a row whose
-   * lease moved on while we waited for its lock fails the re-checked condition and is left alone. The lease is cleared; `due_at` is the next attempt
-   * (deferred) or null (final). Message statuses are the caller's to derive.
+   * lease moved on while we waited for its lock fails the re-checked condition and is left alone;
+   * the same statement then locks the held rows' messages, in id order, for the caller's status
+   * derivation and events (`recordFinished` with `messagesLocked`). The lease is cleared;
+   * `due_at` is the next attempt (deferred) or null (final). Message statuses are the caller's to
+   * derive.
    */
   async finishLeased(tx: Tx, owner: string, rows: LeasedOutcome[], now: number): Promise<Set<number>> {
     const written = new Set<number>();
@@ -146,14 +149,18 @@ export const queueRepo = {
     }
     const { rows: out } = (await tx.raw(
       `with held as (
-         select id from recipients where id = any(?::int[]) and lease_owner = ? and status = 'sending' order by id for update
+         select id, message_id from recipients where id = any(?::int[]) and lease_owner = ? and status = 'sending' order by id for update
+       ), locked as (
+         select id from messages where id in (select message_id from held) order by id for update
+       ), written as (
+         update recipients r set status = v.status, due_at = v.due_at, attempts = v.attempts, last_response = v.last_response,
+           last_mx = v.last_mx, lease_owner = null, lease_until = null, updated_at = ?
+         from held join unnest(?::int[], ?::text[], ?::bigint[], ?::int[], ?::text[], ?::text[])
+           as v(id, status, due_at, attempts, last_response, last_mx) on v.id = held.id
+         where r.id = held.id
+         returning r.id
        )
-       update recipients r set status = v.status, due_at = v.due_at, attempts = v.attempts, last_response = v.last_response,
-         last_mx = v.last_mx, lease_owner = null, lease_until = null, updated_at = ?
-       from held join unnest(?::int[], ?::text[], ?::bigint[], ?::int[], ?::text[], ?::text[])
-         as v(id, status, due_at, attempts, last_response, last_mx) on v.id = held.id
-       where r.id = held.id
-       returning r.id`,
+       select id from written where (select count(*) from locked) >= 0`,
       // Arrays bind as PostgreSQL arrays (`$n::int[]`); knex's types know only arrays without nulls.
       [
         rows.map((r) => r.id),

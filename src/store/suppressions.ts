@@ -40,12 +40,15 @@ export const suppressionsRepo = {
   /** The subset of `addresses` (lowercased) suppressed on a stream. */
   async suppressedAmong(db: Conn, workspaceId: number, stream: Stream, addresses: string[]): Promise<Set<string>> {
     if (addresses.length === 0) return new Set();
-    const rows = await db('suppressions')
-      .where({ workspace_id: workspaceId, stream })
-      .whereIn('address', addresses.map((a) => a.toLowerCase()))
-      .select('address');
+    const rows = await suppressionsRepo.amongQuery(db, workspaceId, stream, addresses);
     return new Set(rows.map((r: { address: string }) => r.address));
   },
+  /** `suppressedAmong` as a query not yet run, one column (`address`), to send with another. */
+  amongQuery: (db: Conn, workspaceId: number, stream: Stream, addresses: string[]) =>
+    db('suppressions')
+      .where({ workspace_id: workspaceId, stream })
+      .whereIn('address', addresses.map((a) => a.toLowerCase()))
+      .select('address'),
   list(db: Conn, f: SuppressionFilter): Promise<SuppressionRow[]> {
     const q = db('suppressions').where({ workspace_id: f.workspaceId }).orderBy('id').limit(f.limit);
     if (f.stream) q.where({ stream: f.stream });

@@ -51,4 +51,25 @@ describe.each(STORES)('accepting many messages at once (%s)', (kind) => {
     }
     expect((await get('/usage')).body.totals).toStrictEqual(billed);
   });
+
+  it('writes a batch of one workspace and stream in two statements on PostgreSQL, with no BEGIN or COMMIT, suppressions applied', async () => {
+    const server = await startTestServer(kind);
+    const ws = await server.workspace('one-group');
+    await server.services.tenancy.setLimits('one-group', { perMinute: 10_000, perHour: 10_000 });
+    await server.verifiedDomain(ws.id, 'acme.test');
+    await server.api('POST', '/suppressions', { key: ws.apiKey, body: { address: 'gone@example.org', stream: 'transactional' } });
+    const { accept, tenancy, clock, db } = server.services;
+    const principal = await tenancy.authenticate(ws.apiKey);
+    // The first message fills the cache of verified domains, which is read per process not per batch.
+    await accept.accept(principal, validateSend({ from: 'a@acme.test', to: ['first@example.org'], subject: 'first', text: 'x' }, clock.now()));
+    const seen: string[] = [];
+    db.on('query', (q: { sql: string }) => seen.push(q.sql.trim().split(/\s+/)[0]!.toLowerCase()));
+    const bodies = Array.from({ length: 20 }, (_, i) => ({ from: 'a@acme.test', to: [`u${i}@example.org`, ...(i % 4 === 0 ? ['Gone@example.org'] : [])], subject: `S ${i}`, text: 'x' }));
+    const answers = await Promise.all(bodies.map((body) => accept.accept(principal, validateSend(body, clock.now()))));
+    expect(answers.map((a) => a.status)).toStrictEqual(bodies.map(() => 201));
+    if (kind === 'pg') expect(seen).toStrictEqual(['select', 'with']);
+    const statuses = await db('recipients').whereIn('message_id', answers.map((a) => a.body.id)).where({ address: 'Gone@example.org' }).pluck('status');
+    expect(statuses).toStrictEqual(['suppressed', 'suppressed', 'suppressed', 'suppressed', 'suppressed']);
+    expect((await server.api('GET', '/usage', { key: ws.apiKey })).body.totals).toStrictEqual({ transactional: 21, broadcast: 0 });
+  });
 });

@@ -44,6 +44,43 @@ describe.each(STORES)('group commit (%s)', (kind) => {
   });
 });
 
+describe.each(STORES)('jobs of their own (%s)', (kind) => {
+  it('gives such a job the database, not a shared transaction, while the others wait for its lane and then commit together', async () => {
+    const { open } = await counters(kind);
+    const db = open();
+    const committer = new GroupCommitter(db);
+    const release = latch();
+    const inside: boolean[] = [];
+    const own = committer.runOwn(async (conn) => {
+      inside.push((conn as { isTransaction?: boolean }).isTransaction === true);
+      await release.opened;
+      await conn('counters').where({ id: 1 }).increment('v', 10);
+      return 'own';
+    });
+    const shared = Array.from({ length: 5 }, (_, i) => committer.run(async (tx) => (await tx('counters').where({ id: 2 }).increment('v', 1), i)));
+    release.open();
+    expect(await own).toBe('own');
+    expect(await Promise.all(shared)).toStrictEqual([0, 1, 2, 3, 4]);
+    expect(inside).toStrictEqual([false]);
+    expect((await db('counters').orderBy('id').select('v')).map((r) => r.v)).toStrictEqual([10, 5]);
+    // The own job, then one shared commit for the five that queued behind it.
+    expect(committer.stats()).toStrictEqual({ commits: 2, jobs: 6 });
+  });
+
+  it('fails a job of its own alone, leaving the jobs behind it to commit', async () => {
+    const { open } = await counters(kind);
+    const db = open();
+    const committer = new GroupCommitter(db);
+    const own = committer.runOwn(async () => {
+      throw new Error('own job refuses');
+    });
+    const after = committer.run(async (tx) => (await tx('counters').where({ id: 1 }).increment('v', 1), 'after'));
+    await expect(own).rejects.toThrow('own job refuses');
+    expect(await after).toBe('after');
+    expect((await db('counters').where({ id: 1 }).first()).v).toBe(1);
+  });
+});
+
 describe.runIf(STORES.includes('pg'))('group commit across processes (pg)', () => {
   it('runs a deadlock victim again on its own instead of failing it', async () => {
     const { open } = await counters('pg');

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { recordVerdicts, type Attempt, type RecordDeps, type Verdict } from '../../src/delivery/outcome.ts';
 import type { Db } from '../../src/store/db.ts';
 import type { RecipientRow } from '../../src/store/messages.ts';
+import { queueRepo } from '../../src/store/queue.ts';
 import { webhooksRepo } from '../../src/store/webhooks.ts';
 import { messageWith, migratedStore } from '../helpers/db.ts';
 import { STORES } from '../helpers/stores.ts';
@@ -94,6 +95,30 @@ describe.each(STORES)('outcomes written as one batch (%s)', (kind) => {
     expect(JSON.parse(events[3]!.payload).occurred_at).toBe(new Date(now + 1).toISOString());
     for (const e of events) expect((await webhooksRepo.deliveriesOf(db, e.id)).map((d) => [d.endpoint_id, d.status])).toStrictEqual([[endpointId, 'pending']]);
     expect((await db('messages').where({ id: a.messageId }).first()).status).toBe('deferred');
+    await db.destroy();
+  });
+
+  it.runIf(kind === 'pg')('locks the messages with the recipients, then derives statuses and reads events in one round trip', async () => {
+    const { db } = await migratedStore(kind);
+    const a = await messageWith(db, ['sending', 'sending'], at);
+    await db('recipients').whereIn('id', a.recipientIds).update({ lease_owner: 'w1' });
+    const rows = await rowsOf(db, a.recipientIds);
+    const seen: string[] = [];
+    db.on('query', (q: { sql: string }) => seen.push(q.sql.trim().split(/\s+/)[0]!.toLowerCase()));
+    await db.transaction(async (tx) => {
+      const written = await queueRepo.finishLeased(tx, 'w1', [{ id: rows[0]!.id, status: 'delivered', dueAt: null, attempts: 1, lastResponse: '250 ok', lastMx: 'mx' }], now);
+      expect([...written]).toStrictEqual([rows[0]!.id]);
+      // The message row is already ours: another transaction cannot take it.
+      await expect(db.raw('select id from messages where id = ? for update nowait', [a.messageId])).rejects.toThrow(/could not obtain lock/);
+    });
+    seen.length = 0;
+    const message = { id: a.messageId, workspace_id: a.workspaceId, stream: 'transactional' as const, domain: 'acme.test' };
+    const recorded = await db.transaction((tx) => recordVerdicts(tx, [{ row: rows[1]!, message, verdict: delivered }], deps('w1')));
+    expect(recorded.map((r) => r.outcome)).toStrictEqual(['delivered']);
+    // BEGIN, the rows with their messages' locks, the statuses with the events' latest times,
+    // the events, the webhook endpoints, COMMIT.
+    expect(seen).toStrictEqual(['begin;', 'with', 'with', 'insert', 'select', 'commit;']);
+    expect((await db('messages').where({ id: a.messageId }).first()).status).toBe('delivered');
     await db.destroy();
   });
 });

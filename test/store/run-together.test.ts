@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runTogether, type Db, type Tx } from '../../src/store/db.ts';
+import { readAfter, runAtomically, runTogether, type Db, type Tx } from '../../src/store/db.ts';
 import { usageRepo } from '../../src/store/usage.ts';
 import { messageWith, migratedStore } from '../helpers/db.ts';
 import { STORES } from '../helpers/stores.ts';
@@ -38,11 +38,11 @@ const recipient = (workspaceId: number, messageId: number, i: number) => ({
   updated_at: at,
 });
 
-/** The statements that reached the database inside transactions, without BEGIN and COMMIT. */
-function watch(db: Db): string[] {
+/** The statements that reached the database, without BEGIN and COMMIT (unless `all`). */
+function watch(db: Db, all = false): string[] {
   const seen: string[] = [];
   db.on('query', (q: { sql: string }) => {
-    if (!/^(begin|commit)/i.test(q.sql.trim())) seen.push(q.sql);
+    if (all || !/^(begin|commit)/i.test(q.sql.trim())) seen.push(q.sql);
   });
   return seen;
 }
@@ -93,5 +93,30 @@ describe.each(STORES)('writes sent together (%s)', (kind) => {
     );
     expect(seen).toHaveLength(kind === 'pg' ? 2 : 16);
     expect(Number((await db('messages').whereIn('id', [ids[0]!, ids[2_399]!]).count({ n: '*' }).first())!.n)).toBe(2);
+  });
+
+  it('commits writes outside a transaction as one statement on PostgreSQL, with no BEGIN or COMMIT, and all or none', async () => {
+    const { db } = await migratedStore(kind);
+    const { workspaceId } = await messageWith(db, ['queued']);
+    const seen = watch(db, true);
+    await runAtomically(db, [db('messages').insert(message(workspaceId, 9201)), db('recipients').insert(recipient(workspaceId, 9201, 0))]);
+    expect(seen.length).toBe(kind === 'pg' ? 1 : 4);
+    expect(await db('recipients').where({ message_id: 9201 }).select('address')).toStrictEqual([{ address: 'r0@example.org' }]);
+
+    const failed = runAtomically(db, [db('messages').insert(message(workspaceId, 9202)), db('recipients').insert(recipient(workspaceId, 9999, 0))]);
+    await expect(failed).rejects.toThrow();
+    expect(await db('messages').where({ id: 9202 }).first()).toBeUndefined();
+  });
+
+  it('reads in the same statement as the writes before it on PostgreSQL, and the writes land', async () => {
+    const { db } = await migratedStore(kind);
+    const { workspaceId, messageId } = await messageWith(db, ['queued']);
+    const seen = watch(db);
+    const rows = await db.transaction((tx: Tx) =>
+      readAfter<{ id: number; subject: string }>(tx, [tx('messages').where({ id: messageId }).update({ subject: 'changed' })], tx('workspaces').where({ id: workspaceId }).select('id')),
+    );
+    expect(rows.map((r) => Number(r.id))).toStrictEqual([workspaceId]);
+    expect(seen).toHaveLength(kind === 'pg' ? 1 : 2);
+    expect((await db('messages').where({ id: messageId }).first()).subject).toBe('changed');
   });
 });
