@@ -48,6 +48,8 @@ export class BatchedRateLimit {
     this.inFlight = true;
     try {
       while (this.queue.length > 0) {
+        // Requests read in the same turn of the event loop go in one call.
+        await new Promise((resolve) => setImmediate(resolve));
         const batch = this.queue;
         this.queue = [];
         await this.send(batch);
