@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BatchedRateLimit, type RateHitGroup } from '../../src/ratelimit/batched.ts';
+import type { WindowLimit } from '../../src/ratelimit/sliding.ts';
 
-const windows = [{ name: 'minute', seconds: 60, limit: 5 }];
+const windows: WindowLimit[] = [{ name: 'minute', seconds: 60, limit: 5 }];
 
 describe('rate-limit hits sent in batches', () => {
   it('sends the hits of one turn of the event loop in one call and answers each in arrival order', async () => {
