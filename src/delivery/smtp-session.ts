@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
 import type { ConnectionOptions } from 'node:tls';
@@ -176,7 +177,7 @@ export class SmtpSession {
     });
     this.transactions++;
     try {
-      const eightBit = raw.some((byte) => byte >= 0x80);
+      const eightBit = !isAscii(raw);
       const info = await this.settle<{ response: string }>((done) =>
         this.connection.send(
           { from: from === '' ? false : from, to, size: raw.length, use8BitMime: eightBit },
