@@ -102,6 +102,17 @@ describe('createSmtpTransport', () => {
     expect(received!.raw.equals(message())).toBe(true);
   });
 
+  it('declares BODY=8BITMIME for a copy with 8-bit bytes, and nothing for an ASCII one', async () => {
+    const target = await sink();
+    const smtp = transport();
+    const eightBit = Buffer.from('From: a@example.test\r\nSubject: caf\xe9\r\n\r\nd\xe9j\xe0 vu\r\n', 'latin1');
+    expect(await smtp.send({ host: target.host, port: target.port, envelope: ENVELOPE, raw: eightBit })).toMatchObject({ ok: true });
+    expect(await smtp.send({ host: target.host, port: target.port, envelope: ENVELOPE, raw: message() })).toMatchObject({ ok: true });
+    const received = await target.waitForMessages(2);
+    expect(received.map((m) => m.body)).toStrictEqual(['8BITMIME', null]);
+    expect(received[0]!.raw.equals(eightBit)).toBe(true);
+  });
+
   it('reports a 550 at RCPT as permanent with the reply, and keeps the connection for the next message', async () => {
     const target = await sink();
     target.script('nobody@dest.test', [{ rcpt: { reply: { code: 550, message: '5.1.1 <nobody@dest.test>: user unknown' } } }]);

@@ -32,6 +32,8 @@ export interface SinkMessage {
   secure: boolean;
   helo: string;
   user: string | null;
+  /** MAIL FROM's BODY parameter (`8BITMIME`), when given. */
+  body: string | null;
 }
 
 export interface SinkConnection {
@@ -226,6 +228,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
           secure: session.secure,
           helo: session.hostNameAppearsAs || '',
           user: connection?.user ?? null,
+          body: (envelope.mailFrom ? (envelope.mailFrom.args as { BODY?: string } | false) || {} : {}).BODY ?? null,
         });
         changed();
       };
