@@ -68,7 +68,6 @@ interface SqliteQuery {
 }
 interface SqliteClient {
   _query(conn: SqliteConnection, obj: SqliteQuery): Promise<SqliteQuery>;
-  destroyRawConnection(conn: SqliteConnection): Promise<void>;
   _formatBindings(bindings: unknown[] | undefined): unknown[];
   _optSafeIntegers(options: unknown): boolean | undefined;
 }
@@ -108,12 +107,6 @@ function statementReusingClient(): typeof knexFactory.Client {
     return state;
   };
   class StatementReusingClient extends Base {
-    override async destroyRawConnection(connection: SqliteConnection): Promise<void> {
-      await states.get(connection)?.wal?.close();
-      await super.destroyRawConnection(connection);
-    }
-
-
     override async _query(connection: SqliteConnection, obj: SqliteQuery): Promise<SqliteQuery> {
       if (!obj.sql) throw new Error('The query is empty');
       if (!connection) throw new Error('No connection provided');

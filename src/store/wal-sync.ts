@@ -1,4 +1,4 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 
 /**
  * Durable SQLite commits without holding the event loop. The connection runs
@@ -18,9 +18,6 @@ export const walSyncsCompleted = (): number => completed;
 export class WalSync {
   private running: Promise<void> | null = null;
   private waiting: Promise<void> | null = null;
-  /** The WAL file, open from its first sync until `close`. */
-  private wal: FileHandle | null = null;
-  private closed = false;
 
   constructor(private readonly walFile: string, private readonly dbFile: string) {}
 
@@ -35,15 +32,6 @@ export class WalSync {
     return this.waiting;
   }
 
-  /** With the connection: the WAL file may go once the last connection is closed. */
-  async close(): Promise<void> {
-    this.closed = true;
-    await this.running?.catch(() => undefined);
-    const wal = this.wal;
-    this.wal = null;
-    await wal?.close();
-  }
-
   private begin(): Promise<void> {
     this.waiting = null;
     const run = this.sync().finally(() => {
@@ -54,28 +42,20 @@ export class WalSync {
   }
 
   /**
-   * The WAL file stays open while its connection is: SQLite removes the file only when its last
-   * connection closes, and resets it in place at checkpoints, so the handle keeps naming the file
-   * SQLite writes. Opening it for every sync cost the event loop five times as much.
+   * Opened anew each time: SQLite removes the WAL file when its last connection closes and
+   * creates another later, so a handle kept open could point at a file nobody writes any more.
    */
   private async sync(): Promise<void> {
-    if (!this.wal && !this.closed) {
-      this.wal = await open(this.walFile, 'r').catch((err: NodeJS.ErrnoException) => {
-        if (err.code === 'ENOENT') return null;
-        throw err;
-      });
-    }
-    if (this.wal) {
-      await this.wal.datasync();
-    } else {
+    const handle = await open(this.walFile, 'r').catch((err: NodeJS.ErrnoException) => {
       // No WAL yet means the write went to the database file itself.
-      const db = await open(this.dbFile, 'r');
-      try {
-        await db.datasync();
-      } finally {
-        await db.close();
-      }
+      if (err.code === 'ENOENT') return open(this.dbFile, 'r');
+      throw err;
+    });
+    try {
+      await handle.datasync();
+      completed += 1;
+    } finally {
+      await handle.close();
     }
-    completed += 1;
   }
 }
