@@ -84,6 +84,12 @@ export class GroupCommitter {
      * trip and jobs gathered while every lane is busy still share the next one.
      */
     private readonly lanes = 1,
+    /**
+     * While busy (jobs arrived during the last commit), how long the next batch waits for more
+     * before it commits: fewer, larger commits. A job arriving at an idle committer commits
+     * after one turn of the event loop.
+     */
+    private readonly lingerMs = 0,
   ) {}
 
   run<T>(work: (tx: Tx) => Promise<T>, options: RunOptions = {}): Promise<T> {
@@ -120,11 +126,14 @@ export class GroupCommitter {
 
   private async drain(): Promise<void> {
     this.active += 1;
+    // Jobs that queued while this lane was committing mean the committer is busy.
+    let busy = false;
     try {
       while (this.queue.length > 0) {
         // SQLite's driver is synchronous: without yielding to I/O first, requests that arrived
         // during the last commit would still be unparsed and every batch would hold one job.
-        await new Promise((resolve) => setImmediate(resolve));
+        await new Promise((resolve) => (this.lingerMs > 0 && busy ? setTimeout(resolve, this.lingerMs) : setImmediate(resolve)));
+        busy = true;
         // Stable: jobs keep their order, those asking to run last after the others.
         let batch = this.queue.splice(0, this.maxBatch).sort((a, b) => Number(a.last) - Number(b.last));
         // Another lane took what was queued.

@@ -44,6 +44,40 @@ describe.each(STORES)('group commit (%s)', (kind) => {
   });
 });
 
+describe.each(STORES)('lingering while busy (%s)', (kind) => {
+  it('lets a batch that queued during a commit wait for later jobs, and commits a job at an idle committer at once', async () => {
+    const { open } = await counters(kind);
+    const db = open();
+    const committer = new GroupCommitter(db, undefined, 1, 200);
+    const bump = () => committer.run(async (tx) => tx('counters').where({ id: 1 }).increment('v', 1));
+    const release = latch();
+    // A commits alone (idle); B queues while A commits; C comes two turns of the loop after A.
+    const a = committer.run(async (tx) => {
+      await release.opened;
+      return tx('counters').where({ id: 1 }).increment('v', 1);
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    const b = bump();
+    let c: Promise<unknown> | null = null;
+    const cQueued = new Promise<void>((resolve) =>
+      void a.then(() =>
+        setImmediate(() =>
+          setImmediate(() => {
+            c = bump();
+            resolve();
+          }),
+        ),
+      ),
+    );
+    release.open();
+    await Promise.all([a, b, cQueued]);
+    await c;
+    // B waited for C: two commits for three jobs, where committing B at once would take three.
+    expect(committer.stats()).toStrictEqual({ commits: 2, jobs: 3 });
+    expect((await db('counters').where({ id: 1 }).first()).v).toBe(3);
+  });
+});
+
 describe.each(STORES)('jobs of their own (%s)', (kind) => {
   it('gives such a job the database, not a shared transaction, while the others wait for its lane and then commit together', async () => {
     const { open } = await counters(kind);
