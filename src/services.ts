@@ -69,7 +69,7 @@ const ACCEPT_LANES = 2;
 /**
  * SQLite's commits while busy wait this long for company: each commit costs the event loop its
  * transaction and its WAL write, so fewer, larger ones leave more of it to the sessions
- * (relay +4–10% in alternating pairs). PostgreSQL's were not measured with it: none there.
+ * (relay +3–7% in alternating pairs). PostgreSQL's were not measured with it: none there.
  */
 const SQLITE_COMMIT_LINGER_MS = 2;
 

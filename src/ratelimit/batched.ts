@@ -28,8 +28,9 @@ interface Pending {
 /**
  * Exact rate limits shared by processes, one call per batch: requests read in the same turn of
  * the event loop, or that arrive while a call is in flight, go together in the next one, so a
- * busy process pays one round trip for many requests and an idle one answers after one turn. The store decides each group under the key's lock;
- * here each request gets its own figures (remaining, reset) as if counted one by one.
+ * busy process pays one round trip for many requests and an idle one answers after one turn.
+ * The store decides each group under the key's lock; here each request gets its own figures
+ * (remaining, reset) as if counted one by one.
  */
 export class BatchedRateLimit {
   private queue: Pending[] = [];

@@ -35,11 +35,9 @@ const DERIVED = `(select case
 export const derivedStatus = (tx: Tx) => tx.raw(DERIVED);
 
 export async function deriveMessageStatuses(tx: Tx, messageIds: Iterable<number>): Promise<void> {
-  const ids = [...new Set(messageIds)].sort((a, b) => a - b);
-  for (let i = 0; i < ids.length; i += 500) {
-    const chunk = ids.slice(i, i + 500);
+  for (const chunk of chunksOf(messageIds)) {
     if (isPg(tx)) await tx('messages').whereIn('id', chunk).orderBy('id').forUpdate().select('id');
-    await tx('messages').whereIn('id', chunk).update({ status: derivedStatus(tx) });
+    await derivation(tx, chunk);
   }
 }
 
@@ -48,9 +46,14 @@ export async function deriveMessageStatuses(tx: Tx, messageIds: Iterable<number>
  * locks (taken in id order by an earlier statement of its transaction) and sends them with
  * other work.
  */
-export function lockedStatusDerivations(tx: Tx, messageIds: Iterable<number>): Statement[] {
+export const lockedStatusDerivations = (tx: Tx, messageIds: Iterable<number>): Statement[] => chunksOf(messageIds).map((chunk) => derivation(tx, chunk));
+
+const derivation = (tx: Tx, ids: number[]): Statement => tx('messages').whereIn('id', ids).update({ status: derivedStatus(tx) });
+
+/** Distinct ids in ascending order, 500 to a statement. */
+function chunksOf(messageIds: Iterable<number>): number[][] {
   const ids = [...new Set(messageIds)].sort((a, b) => a - b);
-  const out: Statement[] = [];
-  for (let i = 0; i < ids.length; i += 500) out.push(tx('messages').whereIn('id', ids.slice(i, i + 500)).update({ status: derivedStatus(tx) }));
+  const out: number[][] = [];
+  for (let i = 0; i < ids.length; i += 500) out.push(ids.slice(i, i + 500));
   return out;
 }
