@@ -44,6 +44,30 @@ describe.each(STORES)('group commit (%s)', (kind) => {
   });
 });
 
+describe.each(STORES)('a job alone in its commit (%s)', (kind) => {
+  it('runs without a savepoint, the commit hook after it in one, and leaves both undone when the job fails', async () => {
+    const { open } = await counters(kind);
+    const db = open();
+    const committer = new GroupCommitter(db);
+    const told = { committed: 0, failed: 0 };
+    committer.setCommitHook(async (tx) => {
+      await tx('counters').where({ id: 2 }).increment('v', 1);
+      return { committed: () => told.committed++, failed: () => told.failed++ };
+    });
+    const seen: string[] = [];
+    db.on('query', (q: { sql: string }) => seen.push(q.sql.trim().split(/\s+/)[0]!.toLowerCase()));
+    await committer.run((tx) => tx('counters').where({ id: 1 }).increment('v', 1));
+    expect(seen).toStrictEqual(['begin;', 'update', 'savepoint', 'update', 'release', 'commit;']);
+    const failing = committer.run(async (tx) => {
+      await tx('counters').where({ id: 1 }).increment('v', 10);
+      throw new Error('job refuses');
+    });
+    await expect(failing).rejects.toThrow('job refuses');
+    expect((await db('counters').orderBy('id').select('v')).map((r) => r.v)).toStrictEqual([1, 1]);
+    expect(told).toStrictEqual({ committed: 1, failed: 0 });
+  });
+});
+
 describe.each(STORES)('lingering while busy (%s)', (kind) => {
   it('lets a batch that queued during a commit wait for later jobs, and commits a job at an idle committer at once', async () => {
     const { open } = await counters(kind);
