@@ -147,6 +147,8 @@ export const queueRepo = {
       for (const r of out) written.add(Number(r.id));
       return written;
     }
+    // A SELECT clause of a WITH runs only when read: the final filter reads `locked` once, before
+    // the update is read, so the messages are locked right after their recipients.
     const { rows: out } = (await tx.raw(
       `with held as (
          select id, message_id from recipients where id = any(?::int[]) and lease_owner = ? and status = 'sending' order by id for update
