@@ -7,14 +7,15 @@
  *
  *   npx tsx bench/submission.ts [messages=2000] [sessions=20] [bytes=5120] [-- extra smtp-source flags, e.g. -d]
  *
- * smtp-source cannot authenticate, so each of its connections goes through a small relay in this
- * process that sends `AUTH PLAIN <key>` after the client's HELO/EHLO and then passes bytes through
- * (AUTH without TLS is allowed on loopback). Needs postfix installed (smtp-source, smtp-sink).
+ * smtp-source cannot authenticate, so each of its connections goes through a small relay
+ * (bench/lib/auth-relay.c, a process of its own, compiled on first use) that sends
+ * `AUTH PLAIN <key>` after the client's HELO/EHLO and then passes bytes through (AUTH without TLS
+ * is allowed on loopback). Needs postfix installed (smtp-source, smtp-sink) and a C compiler.
  * MAILSVC_BENCH_PG_URL runs it on PostgreSQL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { connect, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { createLogger } from '../src/log/logger.ts';
 import { startServer } from '../src/main.ts';
 import { startTestDns } from '../test/helpers/dns-server.ts';
@@ -68,10 +69,9 @@ const { services } = server;
 const { apiKey, domain } = await benchSender(services);
 
 const mx = await smtpSink(mxPort, total);
-const relay = authRelay(server.roles.submission!.ports.submission, apiKey);
-await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', () => resolve()));
+const relay = await authRelay(server.roles.submission!.ports.submission, apiKey);
 const started = process.hrtime.bigint();
-const acceptedSeconds = await source((relay.address() as AddressInfo).port, `news@${domain}`, 'user@dest.test');
+const acceptedSeconds = await source(relay.port, `news@${domain}`, 'user@dest.test');
 await once(mx, 'exit');
 const deliveredSeconds = Number(process.hrtime.bigint() - started) / 1e9;
 
@@ -92,7 +92,7 @@ console.log(
   }),
 );
 
-relay.close();
+await relay.close();
 await server.close();
 await dns.close();
 cleanUp();

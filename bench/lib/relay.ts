@@ -89,13 +89,11 @@ async function throughMailsvc(opts: RelayOptions): Promise<Run> {
       const cpuBefore = cpuSeconds(server.pid);
       const started = performance.now();
       if (opts.mode === 'smtp') {
-        const relay = authRelay(port, site.apiKey);
-        await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', () => resolve()));
+        const relay = await authRelay(port, site.apiKey);
         try {
-          const relayPort = (relay.address() as { port: number }).port;
-          await smtpSource(relayPort, { total: opts.total, sessions: opts.sessions, bytes: opts.bytes, from: `news@${site.domain}`, to: 'user@dest.test' });
+          await smtpSource(relay.port, { total: opts.total, sessions: opts.sessions, bytes: opts.bytes, from: `news@${site.domain}`, to: 'user@dest.test' });
         } finally {
-          relay.close();
+          await relay.close();
         }
       } else {
         const result = await autocannon({

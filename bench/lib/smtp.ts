@@ -1,10 +1,14 @@
 // Postfix's load tools for the SMTP benches: smtp-sink as the destination, smtp-source as the
-// client, and an authenticating pass-through for smtp-source, which cannot AUTH by itself.
+// client, and an authenticating pass-through for smtp-source, which cannot AUTH by itself: a small
+// C program (auth-relay.c beside this file, compiled on first use) rather than Node, so that its
+// thousands of connections a run cost next to nothing beside the server measured.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export const SOURCE = '/usr/sbin/smtp-source';
 export const SINK = '/usr/sbin/smtp-sink';
@@ -91,44 +95,54 @@ export async function smtpSource(port: number, opts: { total: number; sessions: 
   if (code !== 0) throw new Error(`smtp-source exited ${code}`);
 }
 
-/** Passes a client's session to the submission port, authenticating it after its HELO/EHLO. */
-export function authRelay(target: number, key: string): Server {
-  const auth = `AUTH PLAIN ${Buffer.from(`\0bench\0${key}`).toString('base64')}\r\n`;
-  return createServer((client: Socket) => {
-    const upstream = connect(target, '127.0.0.1');
-    // Like both SMTP ends: no Nagle delay on small replies and commands.
-    client.setNoDelay(true);
-    upstream.setNoDelay(true);
-    const end = () => (client.destroy(), upstream.destroy());
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
-    let phase: 'greeting' | 'helo' | 'auth' | 'pipe' = 'greeting';
-    let pending = '';
-    let heloReply = '';
-    const held: Buffer[] = [];
-    const finalLine = (text: string) => /(^|\r\n)\d{3} [^\r\n]*\r\n$/.test(text);
-    client.on('data', (d: Buffer) => {
-      if (phase === 'pipe') return void upstream.write(d);
-      if (phase === 'greeting' && /^(HELO|EHLO) /i.test(d.toString('latin1'))) {
-        phase = 'helo';
-        return void upstream.write(d);
-      }
-      held.push(d);
+/** The pass-through's build of bench/lib/auth-relay.c, compiled (again) when missing or older than its source. */
+function authRelayBinary(): string {
+  const source = fileURLToPath(new URL('./auth-relay.c', import.meta.url));
+  const binary = fileURLToPath(new URL('../../node_modules/.cache/mailsvc-bench/auth-relay', import.meta.url));
+  if (existsSync(binary) && statSync(binary).mtimeMs >= statSync(source).mtimeMs) return binary;
+  ensurePackages([
+    { probe: '/usr/bin/cc', packages: ['gcc'] },
+    { probe: '/usr/include/stdio.h', packages: ['libc6-dev'] },
+  ]);
+  mkdirSync(dirname(binary), { recursive: true });
+  // Built beside it and renamed into place: a bench started meanwhile sees the old one or the new.
+  const building = `${binary}.${process.pid}`;
+  const r = spawnSync('cc', ['-O2', '-o', building, source], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status !== 0) throw new Error(`cc -O2 -o ${building} ${source} failed (${r.error?.message ?? `exit ${r.status}`})`);
+  renameSync(building, binary);
+  return binary;
+}
+
+export interface AuthRelay {
+  /** Where smtp-source connects (127.0.0.1). */
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Passes each client's session to the submission port on 127.0.0.1:`target`, authenticating it
+ * with `AUTH PLAIN` as user `bench` with `key` after its HELO/EHLO (auth-relay.c, in a process
+ * of its own). A refused AUTH closes that client and is reported on stderr.
+ */
+export async function authRelay(target: number, key: string): Promise<AuthRelay> {
+  const auth = `AUTH PLAIN ${Buffer.from(`\0bench\0${key}`).toString('base64')}`;
+  const child = spawn(authRelayBinary(), [String(target), auth], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString('latin1');
+      const m = /^listening (\d+)\n/.exec(out);
+      if (m) resolve(Number(m[1]));
     });
-    upstream.on('data', (d: Buffer) => {
-      if (phase === 'pipe' || phase === 'greeting') return void client.write(d);
-      pending += d.toString('latin1');
-      if (!finalLine(pending)) return;
-      if (phase === 'helo') {
-        heloReply = pending;
-        pending = '';
-        phase = 'auth';
-        return void upstream.write(auth);
-      }
-      if (!pending.startsWith('235')) throw new Error(`AUTH refused: ${pending}`);
-      phase = 'pipe';
-      client.write(heloReply, 'latin1');
-      for (const b of held.splice(0)) upstream.write(b);
-    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => reject(new Error(`auth-relay exited (${signal ?? code}) before listening`)));
   });
+  return {
+    port,
+    close: async () => {
+      child.kill();
+      await exited;
+    },
+  };
 }
