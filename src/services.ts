@@ -92,7 +92,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const rateCounter = new RateCounter({ store: rateCountStore(db), flush: () => committer.run(async () => undefined) });
   const exactRate = isPg(db) ? new BatchedRateLimit((groups, windowSeconds) => rateLimits.hitGroups(db, groups, windowSeconds)) : null;
   // On PostgreSQL the counter stays empty: no hook.
-  if (!exactRate) committer.setCommitHook((tx) => rateCounter.beforeCommit(tx, clock.now()));
+  if (!exactRate) committer.setCommitHook({ due: () => rateCounter.due(), run: (tx) => rateCounter.beforeCommit(tx, clock.now()) });
   const keyring = await loadTokenKeyring(db, clock);
   const consoleKeyring = await loadTokenKeyring(db, clock, 'console');
   let metrics: Metrics | undefined;

@@ -28,11 +28,13 @@ export interface AfterCommit {
 
 /**
  * Rate-limit counting in memory, written to the database in the commits that happen anyway:
- * a request's count costs no write of its own. Each process decides on the stored counts of
+ * a request's count costs no write of its own. Counts ride the first commit at least
+ * `flushAfterMs` after the last write (a timer starts one when none comes), so a busy process
+ * writes them once a second, not in every commit. Each process decides on the stored counts of
  * the last hour (re-read every `refreshAfterMs` while a key is in use, so other processes'
  * requests count too) plus its own counts not yet stored. Within one process the limit is
  * exact; across processes a key can exceed it by what the others admitted since the last
- * re-read (at most `refreshAfterMs` + one commit's worth).
+ * re-read (at most `refreshAfterMs` + `flushAfterMs`).
  */
 export class RateCounter<C> {
   private readonly states = new Map<number, KeyState>();
@@ -41,6 +43,13 @@ export class RateCounter<C> {
   private readonly monotonic: () => number;
   private readonly flushAfterMs: number;
   private readonly refreshAfterMs: number;
+  /** Counts not yet written (or in flight), in some key. */
+  private pending = false;
+  private lastWriteAt = -Infinity;
+  /** When the soonest re-read of a key in use falls due. */
+  private refreshDueAt = Infinity;
+  /** Set by the flush timer and `stop`: the next commit writes whatever is pending. */
+  private forced = false;
 
   constructor(
     private readonly deps: {
@@ -65,9 +74,17 @@ export class RateCounter<C> {
     const decision = decide(this.buckets(state, nowSecond), nowSecond, windows);
     if (decision.allowed) {
       state.pending.set(nowSecond, (state.pending.get(nowSecond) ?? 0) + 1);
+      this.pending = true;
       this.schedule();
     }
     return decision;
+  }
+
+  /** Whether a commit starting now has anything to do here (`beforeCommit`). */
+  due(): boolean {
+    if (this.forced) return true;
+    const now = this.monotonic();
+    return now >= this.refreshDueAt || (this.pending && now - this.lastWriteAt >= this.flushAfterMs);
   }
 
   /**
@@ -79,6 +96,9 @@ export class RateCounter<C> {
     const rows: { keyId: number; second: number; count: number }[] = [];
     const written: KeyState[] = [];
     const due: number[] = [];
+    this.forced = false;
+    this.pending = false;
+    this.refreshDueAt = Infinity;
     for (const [keyId, state] of this.states) {
       if (state.pending.size > 0 && state.inflight === null) {
         state.inflight = state.pending;
@@ -86,15 +106,23 @@ export class RateCounter<C> {
         written.push(state);
         for (const [second, count] of state.inflight) rows.push({ keyId, second, count });
       }
+      // In flight in another commit: still to be confirmed, or restored and written again.
+      if (state.pending.size > 0 || state.inflight !== null) this.pending = true;
       if (now - state.refreshedAt >= this.refreshAfterMs) {
         if (now - state.usedAt < 10 * this.refreshAfterMs) due.push(keyId);
         else if (state.pending.size === 0 && state.inflight === null) this.states.delete(keyId);
-      }
+      } else this.refreshDueAt = Math.min(this.refreshDueAt, state.refreshedAt + this.refreshAfterMs);
     }
+    if (due.length > 0) this.refreshDueAt = Math.min(this.refreshDueAt, now + this.refreshAfterMs);
+    if (rows.length > 0) this.lastWriteAt = now;
     const restore = () => {
       for (const state of written) {
         for (const [second, count] of state.inflight ?? []) state.pending.set(second, (state.pending.get(second) ?? 0) + count);
         state.inflight = null;
+      }
+      if (written.length > 0) {
+        this.pending = true;
+        this.schedule();
       }
     };
     let fresh: Map<number, Bucket[]>;
@@ -128,12 +156,15 @@ export class RateCounter<C> {
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.forced = true;
   }
 
   private schedule(): void {
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
+      if (!this.pending) return;
+      this.forced = true;
       this.deps.flush().catch(() => undefined);
     }, this.flushAfterMs);
     this.timer.unref();
@@ -147,6 +178,7 @@ export class RateCounter<C> {
         .then((rows) => {
           const state: KeyState = { stored: rows.get(keyId) ?? [], pending: new Map(), inflight: null, refreshedAt: this.monotonic(), usedAt: this.monotonic() };
           this.states.set(keyId, state);
+          this.refreshDueAt = Math.min(this.refreshDueAt, state.refreshedAt + this.refreshAfterMs);
           return state;
         })
         .finally(() => this.loading.delete(keyId));

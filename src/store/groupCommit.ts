@@ -24,6 +24,12 @@ export interface AfterCommit {
   failed(): void;
 }
 
+export interface CommitHook {
+  /** Whether it has anything to do in a commit starting now: if not, it costs that commit nothing. */
+  due(): boolean;
+  run(tx: Tx): Promise<AfterCommit>;
+}
+
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown; retry: boolean };
 
 /**
@@ -73,7 +79,7 @@ export class GroupCommitter {
   private active = 0;
   private commits = 0;
   private jobs = 0;
-  private hook: ((tx: Tx) => Promise<AfterCommit>) | null = null;
+  private hook: CommitHook | null = null;
 
   constructor(
     private readonly db: Db,
@@ -112,10 +118,11 @@ export class GroupCommitter {
   }
 
   /**
-   * Work that rides in every shared commit after its jobs, in a savepoint of its own (its
-   * failure costs the jobs nothing): writes gathered in memory, such as rate-limit counts.
+   * Work that rides in shared commits after their jobs, when it is due, in a savepoint of its
+   * own (its failure costs the jobs nothing): writes gathered in memory, such as rate-limit
+   * counts.
    */
-  setCommitHook(hook: (tx: Tx) => Promise<AfterCommit>): void {
+  setCommitHook(hook: CommitHook): void {
     this.hook = hook;
   }
 
@@ -175,7 +182,7 @@ export class GroupCommitter {
 
   /** Runs the batch in one transaction; null when that transaction failed as a whole. */
   private async runShared(batch: Job[]): Promise<Outcome[] | null> {
-    const hook = this.hook;
+    const hook = this.hook?.due() ? (tx: Tx) => this.hook!.run(tx) : null;
     // A job alone needs no savepoint: its failure rolls back nothing else (the commit hook runs
     // after it). Two round trips fewer on PostgreSQL, where a busy process often commits one
     // (batched) job at a time; two statements fewer through knex on SQLite.

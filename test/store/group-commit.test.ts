@@ -50,9 +50,12 @@ describe.each(STORES)('a job alone in its commit (%s)', (kind) => {
     const db = open();
     const committer = new GroupCommitter(db);
     const told = { committed: 0, failed: 0 };
-    committer.setCommitHook(async (tx) => {
-      await tx('counters').where({ id: 2 }).increment('v', 1);
-      return { committed: () => told.committed++, failed: () => told.failed++ };
+    committer.setCommitHook({
+      due: () => true,
+      run: async (tx) => {
+        await tx('counters').where({ id: 2 }).increment('v', 1);
+        return { committed: () => told.committed++, failed: () => told.failed++ };
+      },
     });
     const seen: string[] = [];
     db.on('query', (q: { sql: string }) => seen.push(q.sql.trim().split(/\s+/)[0]!.toLowerCase()));
@@ -65,6 +68,33 @@ describe.each(STORES)('a job alone in its commit (%s)', (kind) => {
     await expect(failing).rejects.toThrow('job refuses');
     expect((await db('counters').orderBy('id').select('v')).map((r) => r.v)).toStrictEqual([1, 1]);
     expect(told).toStrictEqual({ committed: 1, failed: 0 });
+  });
+});
+
+describe.each(STORES)('a commit hook with nothing to do (%s)', (kind) => {
+  it('costs the commit no statement, alone or shared, and runs again once due', async () => {
+    const { open } = await counters(kind);
+    const db = open();
+    const committer = new GroupCommitter(db);
+    let due = false;
+    committer.setCommitHook({
+      due: () => due,
+      run: async (tx) => {
+        await tx('counters').where({ id: 2 }).increment('v', 1);
+        return { committed: () => undefined, failed: () => undefined };
+      },
+    });
+    const seen: string[] = [];
+    db.on('query', (q: { sql: string }) => seen.push(q.sql.trim().split(/\s+/)[0]!.toLowerCase()));
+    const bump = () => committer.run((tx) => tx('counters').where({ id: 1 }).increment('v', 1));
+    await bump();
+    expect(seen).toStrictEqual(['begin;', 'update', 'commit;']);
+    seen.length = 0;
+    await Promise.all([bump(), bump()]);
+    expect(seen).toStrictEqual(['begin;', 'savepoint', 'update', 'release', 'savepoint', 'update', 'release', 'commit;']);
+    due = true;
+    await bump();
+    expect((await db('counters').orderBy('id').select('v')).map((r) => r.v)).toStrictEqual([4, 1]);
   });
 });
 
