@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { readSubmission } from '../../src/submission/message.ts';
+
+const NOW = Date.UTC(2026, 10, 24, 9, 0, 0);
+const rcpts = [{ address: 'bob@dest.test', local: 'bob', domain: 'dest.test', name: null }];
+
+async function stored(raw: string): Promise<string> {
+  const { message } = await readSubmission(Buffer.from(raw, 'latin1'), rcpts, NOW);
+  if (message.content.kind !== 'mime') throw new Error('not MIME content');
+  return Buffer.from(message.content.raw, 'base64').toString('latin1');
+}
+
+const head = ['From: shop@acme.test', 'To: bob@dest.test', 'Date: Tue, 24 Nov 2026 09:00:00 +0000', 'Message-ID: <m1@acme.test>', 'Subject: hello'];
+
+describe('a submitted message as stored', () => {
+  it('keeps the bytes of a message already in CRLF with short lines, 8-bit octets included', async () => {
+    const raw = [...head, '', 'line one', 'Gr\xfc\xdfe \xe9t\xe9', '', '.. dotted', ''].join('\r\n');
+    expect(await stored(raw)).toBe(raw);
+  });
+
+  it('normalises bare LF, a bare CR and a line over 998 octets, as from the same message in CRLF', async () => {
+    const long = `${'word '.repeat(250)}end`;
+    const crlf = await stored([...head, '', 'one', long, ''].join('\r\n'));
+    expect(crlf.split('\r\n').every((line) => line.length <= 998)).toBe(true);
+    expect(crlf.replace(/\r\n/g, '')).toBe([...head, '', 'one', long, ''].join(''));
+    expect(await stored([...head, '', 'one', long, ''].join('\n'))).toBe(crlf);
+    expect(await stored([...head, '', 'one\r', long, ''].join('\r\n').replace('one\r\r\n', 'one\r'))).toBe(crlf);
+  });
+
+  it('ends the body with CRLF when the message does not', async () => {
+    expect(await stored([...head, '', 'no final line break'].join('\r\n'))).toBe([...head, '', 'no final line break', ''].join('\r\n'));
+  });
+});
