@@ -31,8 +31,8 @@ async function seed(db: Db, workspaceId: number, n: number): Promise<void> {
   await db.raw(
     series(
       messages,
-      `INSERT INTO messages (workspace_id, api_key_id, domain, stream, status, source, from_header, from_address, subject, content, envelope, message_id_header, created_at)
-       SELECT ${workspaceId}, NULL, 'bench.test', 'transactional', 'delivered', 'api', 'a@bench.test', 'a@bench.test', 'Hello', '{}', '{}', '<' || x || '@bench.test>', ${NOW - 86_400_000} FROM series`,
+      `INSERT INTO messages (workspace_id, api_key_id, domain, stream, status, source, from_header, from_address, subject, envelope, message_id_header, created_at)
+       SELECT ${workspaceId}, NULL, 'bench.test', 'transactional', 'delivered', 'api', 'a@bench.test', 'a@bench.test', 'Hello', '{}', '<' || x || '@bench.test>', ${NOW - 86_400_000} FROM series`,
     ),
   );
   const first = Number((await db('messages').min({ id: 'id' }).first())!.id);

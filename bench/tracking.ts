@@ -10,7 +10,7 @@ import { createRenderStep } from '../src/delivery/render.ts';
 import { prepareMessage, recipientCopy } from '../src/delivery/compose.ts';
 import { generateDkimKey } from '../src/dkim/keys.ts';
 import type { FieldsContent, MessageEnvelope } from '../src/messages/content.ts';
-import type { MessageRow } from '../src/store/messages.ts';
+import type { MessageWithContent } from '../src/store/messages.ts';
 import { createTokenCodec } from '../src/tokens/index.ts';
 
 const recipients = Number(process.argv[2] ?? 20);
@@ -27,7 +27,7 @@ const row = {
   envelope: JSON.stringify({ to: ['someone@example.org'], cc: [], bcc: [], reply_to: [], tags: [] } satisfies MessageEnvelope),
   content: JSON.stringify({ kind: 'fields', html, text: 'Hello', headers: {}, attachments: [] } satisfies FieldsContent),
   created_at: Date.now(), scheduled_at: null,
-} as unknown as MessageRow;
+} as unknown as MessageWithContent;
 const prepared = await prepareMessage(row, 'mail.bench.test');
 
 const renderMs: number[] = [];

@@ -3,7 +3,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { encodeWords, foldLines } from 'nodemailer/lib/mime-funcs';
 import { dkimBodyHash, dkimSignatureField, normaliseMessage, splitMessage } from '../dkim/sign.ts';
 import { readContent, readEnvelope, type FieldsContent, type MessageContent } from '../messages/content.ts';
-import type { MessageRow } from '../store/messages.ts';
+import type { MessageRow, MessageWithContent } from '../store/messages.ts';
 import { encodeText, type EncodedPart, type Slot } from './text-part.ts';
 
 /** A text part a render step may produce per recipient (tracked links, an unsubscribe URL). */
@@ -173,7 +173,7 @@ function prepareMime(row: MessageRow, raw: Buffer, senderId: string): PreparedMe
 }
 
 /** Builds a stored message's shared MIME once, for all its recipients. */
-export async function prepareMessage(row: MessageRow, senderId: string): Promise<PreparedMessage> {
+export async function prepareMessage(row: MessageWithContent, senderId: string): Promise<PreparedMessage> {
   const content: MessageContent | null = readContent(row.content);
   if (content === null) throw new Error(`message ${row.id} has no content left (pruned)`);
   if (content.kind === 'mime') return prepareMime(row, Buffer.from(content.raw, 'base64'), senderId);

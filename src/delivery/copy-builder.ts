@@ -1,12 +1,12 @@
 import type { Clock } from '../core/ports.ts';
-import type { MessageRow } from '../store/messages.ts';
+import type { MessageWithContent } from '../store/messages.ts';
 import { TtlCache } from './cache.ts';
 import { prepareMessage, recipientCopy, type DkimKey, type PreparedMessage, type RecipientParts } from './compose.ts';
 
 /** Everything one signed copy is made from; plain data, so it can cross to a thread. */
 export interface CopyJob {
   /** The stored message (its content is what the MIME is built from). */
-  row: MessageRow;
+  row: MessageWithContent;
   /** `server.hostname`, the sender id in Feedback-ID. */
   senderId: string;
   own: RecipientParts;

@@ -5,7 +5,7 @@ import { ReturnPathDomains } from '../domains/return-path.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import type { Db } from '../store/db.ts';
 import { domainsRepo } from '../store/domains.ts';
-import { messagesRepo, type MessageRow, type RecipientRow } from '../store/messages.ts';
+import { messagesRepo, type MessageWithContent, type RecipientRow } from '../store/messages.ts';
 import type { TokenCodec } from '../tokens/index.ts';
 import { readContent } from '../messages/content.ts';
 import { TtlCache } from './cache.ts';
@@ -45,14 +45,14 @@ interface SendingDomain {
  * the MIME from) and its text parts (what the render step starts from).
  */
 export interface StoredMessage {
-  row: MessageRow;
+  row: MessageWithContent;
   message: PreparedMessage['message'];
   html: string | null;
   text: string | null;
   size: number;
 }
 
-function stored(id: number, row: MessageRow | undefined): StoredMessage {
+function stored(id: number, row: MessageWithContent | undefined): StoredMessage {
   if (!row) throw new Error(`message ${id} is gone`);
   const content = readContent(row.content);
   if (content === null) throw new Error(`message ${row.id} has no content left (pruned)`);

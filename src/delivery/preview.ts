@@ -1,5 +1,5 @@
 import { simpleParser } from 'mailparser';
-import type { MessageRow } from '../store/messages.ts';
+import type { MessageWithContent } from '../store/messages.ts';
 import { prepareMessage, unsignedCopy } from './compose.ts';
 
 export interface MessageSource {
@@ -19,7 +19,7 @@ export const PREVIEW_RAW_LIMIT = 2 * 1024 * 1024;
  * unsubscribe URLs) and the DKIM signature: the same MIME delivery builds, read back by a mail
  * parser, so what the console shows is what was sent, not the fields it was built from.
  */
-export async function messageSource(row: MessageRow, hostname: string): Promise<MessageSource> {
+export async function messageSource(row: MessageWithContent, hostname: string): Promise<MessageSource> {
   if (row.content === null) return { available: false, headers: [], html: null, text: null, raw: null };
   return readMime(unsignedCopy(await prepareMessage(row, hostname)));
 }

@@ -2,7 +2,7 @@ import { invalid, notFound } from '../core/errors.ts';
 import type { Clock } from '../core/ports.ts';
 import type { Db } from '../store/db.ts';
 import { eventsRepo } from '../store/events.ts';
-import { messagesRepo, type MessageFilter, type MessageRow } from '../store/messages.ts';
+import { messagesRepo, type MessageFilter, type MessageRow, type MessageWithContent } from '../store/messages.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import { messageDetail } from './views.ts';
 
@@ -11,7 +11,7 @@ export class MessageQueries {
   constructor(private readonly deps: { db: Db; clock: Clock }) {}
 
   /** The message, if the caller's key may see it; otherwise the one 404. */
-  async visible(principal: Principal, id: number): Promise<MessageRow> {
+  async visible(principal: Principal, id: number): Promise<MessageWithContent> {
     const row = await messagesRepo.byId(this.deps.db, id);
     if (!row || row.workspace_id !== principal.workspaceId) throw notFound();
     if (principal.domain !== null && row.domain !== principal.domain) throw notFound();

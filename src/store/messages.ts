@@ -14,13 +14,19 @@ export interface MessageRow {
   from_header: string;
   from_address: string;
   subject: string;
-  /** JSON of MessageContent (src/messages/content.ts); null once pruned. */
-  content: string | null;
   /** JSON of MessageEnvelope (src/messages/content.ts). */
   envelope: string;
   message_id_header: string;
   created_at: number;
   scheduled_at: number | null;
+}
+
+/**
+ * A message with its body (`message_contents`, a table of its own so that status changes do not
+ * rewrite it): JSON of MessageContent (src/messages/content.ts); null once pruned.
+ */
+export interface MessageWithContent extends MessageRow {
+  content: string | null;
 }
 
 export interface RecipientRow {
@@ -58,7 +64,7 @@ const FINAL: MessageStatus[] = ['delivered', 'partial', 'bounced', 'failed', 'su
 
 /** A message ready to insert: its row, its recipients, and how to name its Message-ID once its id is known. */
 export interface PlannedMessage {
-  row: Omit<MessageRow, 'id' | 'status'>;
+  row: Omit<MessageWithContent, 'id' | 'status'>;
   recipients: Omit<RecipientRow, 'id' | 'message_id'>[];
   messageIdFor?: (id: number) => string;
   /** Recipients not suppressed. */
@@ -77,6 +83,14 @@ function initialStatus(recipients: { status: RecipientStatus }[]): MessageStatus
 
 const ROWS_PER_INSERT = 200;
 
+/** The `message_contents` rows of messages given with their ids. */
+const contentRows = (rows: { id: number; content: string | null }[]) =>
+  rows.flatMap(({ id, content }) => (content === null ? [] : [{ message_id: id, content }]));
+
+/** The message with its body, as one row. */
+const withContent = (db: Conn) =>
+  db('messages').leftJoin('message_contents', 'message_contents.message_id', 'messages.id').select('messages.*', 'message_contents.content');
+
 /**
  * PostgreSQL: the ids are drawn from the sequence first, so each row is inserted once with its
  * Message-ID. Setting it afterwards rewrote every new row and its index entries (the header is
@@ -87,15 +101,17 @@ const DRAW_IDS = "select nextval(pg_get_serial_sequence('messages', 'id'))::inte
 async function insertManyPg(tx: Conn, messages: PlannedMessage[], alongside: Statement[], drawn?: number[]): Promise<number[]> {
   const ids = drawn ?? (await messagesRepo.drawIds(tx, messages.length)).ids;
   if (ids.length !== messages.length) throw new Error(`${ids.length} ids drawn for ${messages.length} messages`);
-  const rowsToInsert = messages.map((m, i) => ({
-    ...m.row,
+  const rowsToInsert = messages.map(({ row: { content: _, ...row }, recipients, messageIdFor }, i) => ({
+    ...row,
     id: ids[i],
-    status: initialStatus(m.recipients),
-    ...(m.messageIdFor ? { message_id_header: m.messageIdFor(ids[i]) } : {}),
+    status: initialStatus(recipients),
+    ...(messageIdFor ? { message_id_header: messageIdFor(ids[i]) } : {}),
   }));
+  const contents = contentRows(messages.map((m, i) => ({ id: ids[i], content: m.row.content })));
   const recipients = messages.flatMap((m, i) => m.recipients.map((r) => ({ ...r, message_id: ids[i] })));
   const writes: Statement[] = [];
   for (let i = 0; i < rowsToInsert.length; i += ROWS_PER_INSERT) writes.push(tx('messages').insert(rowsToInsert.slice(i, i + ROWS_PER_INSERT)));
+  for (let i = 0; i < contents.length; i += ROWS_PER_INSERT) writes.push(tx('message_contents').insert(contents.slice(i, i + ROWS_PER_INSERT)));
   for (let i = 0; i < recipients.length; i += ROWS_PER_INSERT) writes.push(tx('recipients').insert(recipients.slice(i, i + ROWS_PER_INSERT)));
   // Outside a transaction the writes are one statement, atomic on its own, when they fit in one.
   if (inTransaction(tx)) await runTogether(tx, [...writes, ...alongside]);
@@ -139,10 +155,12 @@ export const messagesRepo = {
     for (let i = 0; i < messages.length; i += ROWS_PER_INSERT) {
       const chunk = messages.slice(i, i + ROWS_PER_INSERT);
       const inserted: unknown[] = await tx('messages')
-        .insert(chunk.map((m) => ({ ...m.row, status: initialStatus(m.recipients) })))
+        .insert(chunk.map(({ row: { content: _, ...row }, recipients }) => ({ ...row, status: initialStatus(recipients) })))
         .returning('id');
       ids.push(...inserted.map(insertedId).sort((a, b) => a - b));
     }
+    const contents = contentRows(messages.map((m, i) => ({ id: ids[i], content: m.row.content })));
+    for (let i = 0; i < contents.length; i += ROWS_PER_INSERT) await tx('message_contents').insert(contents.slice(i, i + ROWS_PER_INSERT));
     const recipients = messages.flatMap((m, i) => m.recipients.map((r) => ({ ...r, message_id: ids[i] })));
     for (let i = 0; i < recipients.length; i += ROWS_PER_INSERT) await tx('recipients').insert(recipients.slice(i, i + ROWS_PER_INSERT));
     const named = messages.flatMap((m, i) => (m.messageIdFor ? [[ids[i], m.messageIdFor(ids[i])] as const] : []));
@@ -163,24 +181,25 @@ export const messagesRepo = {
    */
   async insert(
     tx: Tx,
-    row: Omit<MessageRow, 'id' | 'status'>,
+    { content, ...row }: Omit<MessageWithContent, 'id' | 'status'>,
     recipients: Omit<RecipientRow, 'id' | 'message_id'>[],
     messageIdFor?: (id: number) => string,
   ): Promise<number> {
     const [inserted] = await tx('messages').insert({ ...row, status: 'queued' }).returning('id');
     const id = insertedId(inserted);
+    if (content !== null) await tx('message_contents').insert({ message_id: id, content });
     if (recipients.length > 0) await tx('recipients').insert(recipients.map((r) => ({ ...r, message_id: id })));
     await tx('messages')
       .where({ id })
       .update({ status: derivedStatus(tx), ...(messageIdFor ? { message_id_header: messageIdFor(id) } : {}) });
     return id;
   },
-  byId: (db: Conn, id: number): Promise<MessageRow | undefined> => db('messages').where({ id }).first(),
+  byId: (db: Conn, id: number): Promise<MessageWithContent | undefined> => withContent(db).where('messages.id', id).first(),
   /** Several messages by id, in one query per 500. */
-  async byIds(db: Conn, ids: number[]): Promise<Map<number, MessageRow>> {
-    const out = new Map<number, MessageRow>();
+  async byIds(db: Conn, ids: number[]): Promise<Map<number, MessageWithContent>> {
+    const out = new Map<number, MessageWithContent>();
     for (let i = 0; i < ids.length; i += 500) {
-      for (const row of (await db('messages').whereIn('id', ids.slice(i, i + 500))) as MessageRow[]) out.set(row.id, row);
+      for (const row of (await withContent(db).whereIn('messages.id', ids.slice(i, i + 500))) as MessageWithContent[]) out.set(row.id, row);
     }
     return out;
   },
@@ -216,10 +235,15 @@ export const messagesRepo = {
   },
   /** Drops the bodies of up to `limit` finished messages created before `before`; returns how many. */
   pruneBodies: (db: Conn, before: number, limit: number): Promise<number> =>
-    db('messages')
-      .whereIn('id', db('messages').select('id').where('created_at', '<', before).whereNotNull('content').whereIn('status', FINAL).limit(limit))
-      // Checked again on the row itself: a process pruning at the same time may have got there
-      // first, and PostgreSQL re-reads only this statement's own conditions after the wait.
-      .whereNotNull('content')
-      .update({ content: null }),
+    db('message_contents')
+      .whereIn(
+        'message_id',
+        db('messages')
+          .join('message_contents', 'message_contents.message_id', 'messages.id')
+          .select('messages.id')
+          .where('messages.created_at', '<', before)
+          .whereIn('messages.status', FINAL)
+          .limit(limit),
+      )
+      .delete(),
 };

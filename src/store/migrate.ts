@@ -11,6 +11,7 @@ import * as webhooks from './migrations/008_webhooks.ts';
 import * as rateHit from './migrations/009_rate_hit.ts';
 import * as rateHitBatch from './migrations/010_rate_hit_batch.ts';
 import * as usageSlots from './migrations/011_usage_slots.ts';
+import * as messageContents from './migrations/012_message_contents.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -27,9 +28,11 @@ const MIGRATIONS: Record<string, Migration> = {
   '009_rate_hit': rateHit,
   '010_rate_hit_batch': rateHitBatch,
   '011_usage_slots': usageSlots,
+  '012_message_contents': messageContents,
 };
 
-const source: Knex.MigrationSource<string> = {
+/** The migrations in order, for knex's migrator (`migrate.up`, `.down` in tests). */
+export const source: Knex.MigrationSource<string> = {
   getMigrations: async () => Object.keys(MIGRATIONS).sort(),
   getMigrationName: (name) => name,
   getMigration: async (name) => MIGRATIONS[name],

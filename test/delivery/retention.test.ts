@@ -35,7 +35,7 @@ describe.each(STORES)('retention of delivered mail (%s)', (kind) => {
     clock.advance(29 * DAY);
     expect(await pruneRetained(db, clock.now(), env.server.config.retention.days)).toStrictEqual({ messageBodies: 1, events: 1, inboundReports: 1, sandboxCaptures: 0 });
     expect((await db('inbound_reports').select('rcpt')).map((r: { rcpt: string }) => r.rcpt)).toStrictEqual(['postmaster@young.test']);
-    const content = async (id: number) => (await db('messages').where({ id }).first()).content;
+    const content = async (id: number) => (await db('message_contents').where({ message_id: id }).first())?.content ?? null;
     expect(await content(old)).toBeNull();
     expect((await env.detail(stuck)).status).toBe('deferred');
     expect(await content(stuck)).not.toBeNull();

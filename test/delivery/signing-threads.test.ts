@@ -4,6 +4,7 @@ import type { CopyJob } from '../../src/delivery/copy-builder.ts';
 import { inlineSigner, SigningPool } from '../../src/delivery/sign-pool.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { domainsRepo } from '../../src/store/domains.ts';
+import { messagesRepo } from '../../src/store/messages.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { STORES } from '../helpers/stores.ts';
 import { mailauthVerdict } from './dkim-check.ts';
@@ -24,7 +25,7 @@ describe.each(STORES)('DKIM signing in worker threads (%s)', (kind) => {
     const key = { domain: domain.name, selector: domain.selector, privateKeyPem: domain.dkim_private_key };
     const jobs: CopyJob[] = [];
     for (const id of ids) {
-      const row = await db('messages').where({ id }).first();
+      const row = (await messagesRepo.byId(db, id))!;
       jobs.push({ row, senderId: config.server.hostname, own: {}, key, now: T0 });
       // A copy of its own for one recipient: other HTML and a header field of its own.
       jobs.push({ row, senderId: config.server.hostname, own: { html: `<p>Only for you, ${id}</p>`, headers: { 'List-Unsubscribe': `<https://t.example/u/${id}>` } }, key, now: T0 });

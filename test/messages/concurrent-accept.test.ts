@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { STORES } from '../helpers/stores.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { validateSend } from '../../src/messages/validate.ts';
+import { messagesRepo } from '../../src/store/messages.ts';
 
 // Messages that arrive together are written together (one multi-row insert per commit): each
 // must still get its own id, recipients, status, Message-ID and usage.
@@ -45,8 +46,8 @@ describe.each(STORES)('accepting many messages at once (%s)', (kind) => {
       );
       expect(m.status).toBe(waiting);
       billed = { ...billed, [body.stream]: billed[body.stream as 'broadcast'] + body.to.length - (blocked ? 1 : 0) };
-      const row = await server.services.db('messages').where({ id: ids[i] }).first('message_id_header', 'content');
-      expect(JSON.parse(row.content)).toMatchObject({ text: body.text });
+      const row = (await messagesRepo.byId(server.services.db, ids[i]!))!;
+      expect(JSON.parse(row.content!)).toMatchObject({ text: body.text });
       expect(row.message_id_header).toMatch(new RegExp(`^<${ids[i]}\\.[0-9a-f]{16}@${body.from.split('@')[1]}>$`));
     }
     expect((await get('/usage')).body.totals).toStrictEqual(billed);

@@ -17,7 +17,6 @@ const message = (workspaceId: number, id: number) => ({
   from_header: 'a@acme.test',
   from_address: 'a@acme.test',
   subject: `message ${id}`,
-  content: null,
   envelope: '{}',
   message_id_header: `<${id}@acme.test>`,
   created_at: at,

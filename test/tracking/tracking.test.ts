@@ -159,6 +159,7 @@ describe.each(STORES)('open and click tracking (%s)', (kind) => {
 
 async function preparedFor(env: DeliveryEnv, id: number) {
   const { prepareMessage } = await import('../../src/delivery/compose.ts');
-  const row = await env.server.services.db('messages').where({ id }).first();
+  const { messagesRepo } = await import('../../src/store/messages.ts');
+  const row = (await messagesRepo.byId(env.server.services.db, id))!;
   return prepareMessage(row, env.server.services.config.server.hostname);
 }
