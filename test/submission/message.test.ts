@@ -31,3 +31,19 @@ describe('a submitted message as stored', () => {
     expect(await stored([...head, '', 'no final line break'].join('\r\n'))).toBe([...head, '', 'no final line break', ''].join('\r\n'));
   });
 });
+
+describe('reading a submitted message', () => {
+  it('takes time linear in its size when it is already normal: 1 MB of short lines and of 998-octet lines alike', async () => {
+    const lines = (length: number) => `${[...head, ''].join('\r\n')}\r\n${`${'x'.repeat(length)}\r\n`.repeat(Math.floor(1_000_000 / (length + 2)))}`;
+    const timed = async (raw: string) => {
+      const started = performance.now();
+      expect(await stored(raw)).toBe(raw);
+      return performance.now() - started;
+    };
+    await timed(lines(10));
+    const short = await timed(lines(10));
+    const long = await timed(lines(998));
+    // A check that rescans each line from every position takes hundreds of times longer on the long lines.
+    expect(long).toBeLessThan(Math.max(10 * short, 50));
+  });
+});
