@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { simpleParser, type AddressObject, type EmailAddress } from 'mailparser';
+import type { AddressObject, EmailAddress } from 'mailparser';
 import { ServiceError } from '../core/errors.ts';
 import { normaliseBodyText, normaliseMessage } from '../dkim/sign.ts';
 import { isProblem, parseMailbox, type Mailbox } from '../messages/address.ts';
@@ -7,6 +7,7 @@ import { mimeContent } from '../messages/content.ts';
 import { checkIdempotencyKey } from '../messages/idempotency.ts';
 import type { NormalisedMessage, RecipientKind } from '../messages/validate.ts';
 import type { Stream } from '../store/suppressions.ts';
+import { headerValues } from './header-values.ts';
 import { fieldValue, joinFields, splitFields, type RawField } from './headers.ts';
 import { refuse } from './replies.ts';
 
@@ -132,7 +133,7 @@ export async function readSubmission(raw: Buffer, rcpts: Mailbox[], now: number)
   const kept = fields.filter((f) => !isRemoved(f.name));
   const added: RawField[] = [];
   if (only(kept, 'date') === null) added.push({ name: 'date', raw: `Date: ${rfc5322Date(now)}` });
-  const parsed = await simpleParser(Buffer.from(`${joinFields(kept)}\r\n`, 'latin1'), { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
+  const parsed = headerValues(kept);
 
   const [from] = mailboxesOf(parsed.from);
   if (!from) throw refuse('badMessage', 'The From header field does not hold a valid address');
