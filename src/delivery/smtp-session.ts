@@ -1,9 +1,10 @@
 import { isAscii } from 'node:buffer';
 import { isIP } from 'node:net';
-import { Readable } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
 import type { ConnectionOptions } from 'node:tls';
 import SMTPConnection, { type SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
 import type { NodemailerError } from 'nodemailer/lib/errors';
+import { withFastStuffing } from './dot-stuffing.ts';
 import type { SmtpSendFailure, SmtpSendResult, SmtpStage } from './transport.ts';
 
 /** How to reach and greet one server; `address` is what we connect to, `host` what we verify. */
@@ -107,6 +108,10 @@ export class SmtpSession {
       logger: false,
     };
     this.connection = new SMTPConnection(connectionOptions);
+    // Each message's DATA stream (nodemailer's DataStream) dot-stuffs with indexOf where it can.
+    const internals = this.connection as unknown as { _createSendStream(callback: unknown): Transform };
+    const createSendStream = internals._createSendStream.bind(internals);
+    internals._createSendStream = (callback) => withFastStuffing(createSendStream(callback));
     this.connection.on('error', (err: NodemailerError) => this.markLost(err));
     this.connection.on('end', () => {
       this.markLost(Object.assign(new Error('Connection closed'), { code: 'ECONNECTION' }));

@@ -113,6 +113,15 @@ describe('createSmtpTransport', () => {
     expect(received[0]!.raw.equals(eightBit)).toBe(true);
   });
 
+  it('dot-stuffs lines that start with a dot, so they arrive as sent and no line ends the data early', async () => {
+    const target = await sink();
+    const smtp = transport();
+    const dotted = Buffer.from('From: a@example.test\r\nSubject: dots\r\n\r\n.\r\n..two\r\n.three\r\nlast.\r\n.\r\n', 'latin1');
+    expect(await smtp.send({ host: target.host, port: target.port, envelope: ENVELOPE, raw: dotted })).toMatchObject({ ok: true });
+    const [received] = await target.waitForMessages(1);
+    expect(received!.raw.toString('latin1')).toBe(dotted.toString('latin1'));
+  });
+
   it('reports a 550 at RCPT as permanent with the reply, and keeps the connection for the next message', async () => {
     const target = await sink();
     target.script('nobody@dest.test', [{ rcpt: { reply: { code: 550, message: '5.1.1 <nobody@dest.test>: user unknown' } } }]);
