@@ -43,11 +43,7 @@ export class RateCounter<C> {
   private readonly monotonic: () => number;
   private readonly flushAfterMs: number;
   private readonly refreshAfterMs: number;
-  /** Counts not yet written (or in flight), in some key. */
-  private pending = false;
   private lastWriteAt = -Infinity;
-  /** When the soonest re-read of a key in use falls due. */
-  private refreshDueAt = Infinity;
   /** Set by the flush timer and `stop`: the next commit writes whatever is pending. */
   private forced = false;
 
@@ -74,7 +70,6 @@ export class RateCounter<C> {
     const decision = decide(this.buckets(state, nowSecond), nowSecond, windows);
     if (decision.allowed) {
       state.pending.set(nowSecond, (state.pending.get(nowSecond) ?? 0) + 1);
-      this.pending = true;
       this.schedule();
     }
     return decision;
@@ -84,7 +79,11 @@ export class RateCounter<C> {
   due(): boolean {
     if (this.forced) return true;
     const now = this.monotonic();
-    return now >= this.refreshDueAt || (this.pending && now - this.lastWriteAt >= this.flushAfterMs);
+    const writeDue = now - this.lastWriteAt >= this.flushAfterMs;
+    for (const state of this.states.values()) {
+      if (now - state.refreshedAt >= this.refreshAfterMs || (writeDue && state.pending.size > 0)) return true;
+    }
+    return false;
   }
 
   /**
@@ -97,8 +96,6 @@ export class RateCounter<C> {
     const written: KeyState[] = [];
     const due: number[] = [];
     this.forced = false;
-    this.pending = false;
-    this.refreshDueAt = Infinity;
     for (const [keyId, state] of this.states) {
       if (state.pending.size > 0 && state.inflight === null) {
         state.inflight = state.pending;
@@ -106,24 +103,18 @@ export class RateCounter<C> {
         written.push(state);
         for (const [second, count] of state.inflight) rows.push({ keyId, second, count });
       }
-      // In flight in another commit: still to be confirmed, or restored and written again.
-      if (state.pending.size > 0 || state.inflight !== null) this.pending = true;
       if (now - state.refreshedAt >= this.refreshAfterMs) {
         if (now - state.usedAt < 10 * this.refreshAfterMs) due.push(keyId);
         else if (state.pending.size === 0 && state.inflight === null) this.states.delete(keyId);
-      } else this.refreshDueAt = Math.min(this.refreshDueAt, state.refreshedAt + this.refreshAfterMs);
+      }
     }
-    if (due.length > 0) this.refreshDueAt = Math.min(this.refreshDueAt, now + this.refreshAfterMs);
     if (rows.length > 0) this.lastWriteAt = now;
     const restore = () => {
       for (const state of written) {
         for (const [second, count] of state.inflight ?? []) state.pending.set(second, (state.pending.get(second) ?? 0) + count);
         state.inflight = null;
       }
-      if (written.length > 0) {
-        this.pending = true;
-        this.schedule();
-      }
+      if (written.length > 0) this.schedule();
     };
     let fresh: Map<number, Bucket[]>;
     try {
@@ -163,7 +154,7 @@ export class RateCounter<C> {
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      if (!this.pending) return;
+      if (![...this.states.values()].some((state) => state.pending.size > 0)) return;
       this.forced = true;
       this.deps.flush().catch(() => undefined);
     }, this.flushAfterMs);
@@ -178,7 +169,6 @@ export class RateCounter<C> {
         .then((rows) => {
           const state: KeyState = { stored: rows.get(keyId) ?? [], pending: new Map(), inflight: null, refreshedAt: this.monotonic(), usedAt: this.monotonic() };
           this.states.set(keyId, state);
-          this.refreshDueAt = Math.min(this.refreshDueAt, state.refreshedAt + this.refreshAfterMs);
           return state;
         })
         .finally(() => this.loading.delete(keyId));
