@@ -61,9 +61,9 @@ export async function startChild(
   };
 }
 
-/** User + system CPU seconds a process has used so far. */
-export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** User + system CPU seconds a process has used so far; with `thread`, that thread's alone (its main thread's id is the pid). */
+export function cpuSeconds(pid: number, thread?: number): number {
+  const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
   // The command name (field 2) may hold spaces; the fields after it are fixed.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;

@@ -29,6 +29,8 @@ interface Run {
   /** Seconds until the last message was accepted (smtp-source or autocannon done). */
   acceptedSeconds: number;
   cpuSeconds?: number;
+  /** Of cpuSeconds, what the event loop's thread used. */
+  mainThreadCpuSeconds?: number;
   peakRssMb?: number;
 }
 
@@ -87,6 +89,7 @@ async function throughMailsvc(opts: RelayOptions): Promise<Run> {
     try {
       const port = Number(server.ready[1]);
       const cpuBefore = cpuSeconds(server.pid);
+      const mainBefore = cpuSeconds(server.pid, server.pid);
       const started = performance.now();
       if (opts.mode === 'smtp') {
         const relay = await authRelay(port, site.apiKey);
@@ -110,7 +113,7 @@ async function throughMailsvc(opts: RelayOptions): Promise<Run> {
       const ended = await drained(sink, opts.total);
       const seconds = (ended - started) / 1000;
       const received = await settle(sink);
-      run = { perSecond: sink.count() >= opts.total ? opts.total / seconds : 0, seconds, acceptedSeconds, received, cpuSeconds: cpuSeconds(server.pid) - cpuBefore, peakRssMb: peakRssMb(server.pid) };
+      run = { perSecond: sink.count() >= opts.total ? opts.total / seconds : 0, seconds, acceptedSeconds, received, cpuSeconds: cpuSeconds(server.pid) - cpuBefore, mainThreadCpuSeconds: cpuSeconds(server.pid, server.pid) - mainBefore, peakRssMb: peakRssMb(server.pid) };
     } finally {
       await server.stop();
     }
@@ -149,7 +152,7 @@ export async function relayBench(opts: RelayOptions): Promise<void> {
     for (const target of targets) {
       const r = target === 'mailsvc' ? await throughMailsvc(opts) : await throughPostfix(opts, target === 'postfix+opendkim');
       results[target].push(r);
-      const extra = r.cpuSeconds !== undefined ? `  mailsvc CPU ${fmt(r.cpuSeconds, 1)} s (${fmt((r.cpuSeconds * 1000) / opts.total, 2)} ms/msg), peak RSS ${r.peakRssMb} MB` : '';
+      const extra = r.cpuSeconds !== undefined ? `  mailsvc CPU ${fmt(r.cpuSeconds, 1)} s (${fmt((r.cpuSeconds * 1000) / opts.total, 2)} ms/msg; main thread ${fmt(r.mainThreadCpuSeconds!, 1)} s, ${fmt((100 * r.mainThreadCpuSeconds!) / r.seconds)}% of the run), peak RSS ${r.peakRssMb} MB` : '';
       console.log(`run ${run} ${target.padEnd(16)} ${fmt(r.perSecond).padStart(6)} msgs/s  ${fmt(r.seconds, 1)} s (all accepted after ${fmt(r.acceptedSeconds, 1)} s)  sink ${r.received}/${opts.total}${extra}`);
     }
   }
