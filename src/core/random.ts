@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -12,4 +12,24 @@ export function randomBase62(length: number): string {
     }
   }
   return out;
+}
+
+const POOL_SIZE = 4096;
+const pool = Buffer.allocUnsafe(POOL_SIZE);
+let poolOffset = POOL_SIZE;
+
+/**
+ * `bytes` random bytes as hex, for names that must be unique rather than secret (Message-IDs,
+ * MIME boundaries): drawn from a pool refilled by the CSPRNG, since a call into it per name cost
+ * more than the name.
+ */
+export function randomHex(bytes: number): string {
+  if (bytes > POOL_SIZE) return randomBytes(bytes).toString('hex');
+  if (poolOffset + bytes > POOL_SIZE) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const hex = pool.toString('hex', poolOffset, poolOffset + bytes);
+  poolOffset += bytes;
+  return hex;
 }

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { encodeWords, foldLines } from 'nodemailer/lib/mime-funcs';
+import { randomHex } from '../core/random.ts';
 import { dkimBodyHash, dkimSignatureField, normaliseMessage, splitMessage } from '../dkim/sign.ts';
 import { readContent, readEnvelope, type FieldsContent, type MessageContent } from '../messages/content.ts';
 import type { MessageRow, MessageWithContent } from '../store/messages.ts';
@@ -138,7 +138,7 @@ async function prepareFields(row: MessageRow, content: FieldsContent, senderId: 
     return { message: message(row), html: content.html, text: content.text, head, body, single, ...sharedParts(content, body, single), size: head.length + stored };
   }
   // Markers in place of the text parts, so the rest is built (and encoded) once.
-  const marker = (slot: Slot) => `mailsvc-${slot}-part-${randomBytes(12).toString('hex')}`;
+  const marker = (slot: Slot) => `mailsvc-${slot}-part-${randomHex(12)}`;
   const markers: Partial<Record<Slot, string>> = {};
   for (const slot of slots) markers[slot] = marker(slot);
   const raw = await compose(options(Object.fromEntries(Object.entries(markers).map(([slot, m]) => [slot, { raw: m }]))));

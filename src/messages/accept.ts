@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { conflict, invalid } from '../core/errors.ts';
 import type { Clock, Logger } from '../core/ports.ts';
+import { randomHex } from '../core/random.ts';
 import { isPg, type Conn, type Db, type Tx } from '../store/db.ts';
 import { domainsRepo } from '../store/domains.ts';
 import { DuplicateKeyError } from '../store/errors.ts';
@@ -254,7 +254,7 @@ export class AcceptService {
         scheduled_at: m.scheduledAt,
       },
       recipients,
-      messageIdFor: m.messageId === undefined ? (newId) => `<${newId}.${randomBytes(8).toString('hex')}@${m.from.domain}>` : undefined,
+      messageIdFor: m.messageId === undefined ? (newId) => `<${newId}.${randomHex(8)}@${m.from.domain}>` : undefined,
       sending: statuses.filter((s) => s !== 'suppressed').length,
     };
   }
