@@ -6,6 +6,7 @@ import { installAuth } from './auth.ts';
 import { clientError, frameworkError, installErrorHandling } from './errors.ts';
 import { installCanonicalIds } from './ids.ts';
 import { installJsonParser } from './json.ts';
+import { OneLinePerRequest } from './request-log.ts';
 import { buildValidator } from './validation.ts';
 import { ErrorBody } from './schemas/common.ts';
 import { domainRoutes } from './routes/v1/domains.ts';
@@ -30,7 +31,7 @@ export interface AppOptions {
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config, metrics } = services;
   const app = Fastify({
-    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    ...(options.logger ? { loggerInstance: options.logger, logController: new OneLinePerRequest() } : { logger: false }),
     bodyLimit: config.http.bodyLimit,
     trustProxy: true,
     return503OnClosing: true,
