@@ -2,9 +2,9 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 
 /**
  * One log line per request, written when it completes, with the request (method, URL, client)
- * and its outcome together. Fastify's default writes a second line as each request comes in:
- * at thousands of requests a second that line cost about a sixth of the CPU per request
- * (docs/PERFORMANCE.md, `api`). Errors, 404s and the rest are logged as Fastify does.
+ * and its outcome together. Fastify's default also writes a line as each request comes in: one
+ * more serialisation and write per request, at thousands of requests a second (docs/PERFORMANCE.md,
+ * `api`). Errors, 404s and the rest are logged as Fastify does.
  */
 export class OneLinePerRequest extends LogController {
   override incomingRequest(): void {}
