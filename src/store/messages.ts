@@ -83,9 +83,9 @@ function initialStatus(recipients: { status: RecipientStatus }[]): MessageStatus
 
 const ROWS_PER_INSERT = 200;
 
-/** The `message_contents` rows of messages given with their ids. */
-const contentRows = (rows: { id: number; content: string | null }[]) =>
-  rows.flatMap(({ id, content }) => (content === null ? [] : [{ message_id: id, content }]));
+/** The `message_contents` rows of new messages, given their ids in the same order. */
+const contentRows = (messages: PlannedMessage[], ids: number[]) =>
+  messages.flatMap(({ row: { content } }, i) => (content === null ? [] : [{ message_id: ids[i]!, content }]));
 
 /** The message with its body, as one row. */
 const withContent = (db: Conn) =>
@@ -107,7 +107,7 @@ async function insertManyPg(tx: Conn, messages: PlannedMessage[], alongside: Sta
     status: initialStatus(recipients),
     ...(messageIdFor ? { message_id_header: messageIdFor(ids[i]) } : {}),
   }));
-  const contents = contentRows(messages.map((m, i) => ({ id: ids[i], content: m.row.content })));
+  const contents = contentRows(messages, ids);
   const recipients = messages.flatMap((m, i) => m.recipients.map((r) => ({ ...r, message_id: ids[i] })));
   const writes: Statement[] = [];
   for (let i = 0; i < rowsToInsert.length; i += ROWS_PER_INSERT) writes.push(tx('messages').insert(rowsToInsert.slice(i, i + ROWS_PER_INSERT)));
@@ -159,7 +159,7 @@ export const messagesRepo = {
         .returning('id');
       ids.push(...inserted.map(insertedId).sort((a, b) => a - b));
     }
-    const contents = contentRows(messages.map((m, i) => ({ id: ids[i], content: m.row.content })));
+    const contents = contentRows(messages, ids);
     for (let i = 0; i < contents.length; i += ROWS_PER_INSERT) await tx('message_contents').insert(contents.slice(i, i + ROWS_PER_INSERT));
     const recipients = messages.flatMap((m, i) => m.recipients.map((r) => ({ ...r, message_id: ids[i] })));
     for (let i = 0; i < recipients.length; i += ROWS_PER_INSERT) await tx('recipients').insert(recipients.slice(i, i + ROWS_PER_INSERT));
