@@ -143,6 +143,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         ? exactRate.hit(principal.keyId, clock.now(), windowsFor(principal.limits))
         : rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits)),
     close: async () => {
+      await accept.close();
       rateCounter.stop();
       await committer.run(async () => undefined).catch(() => undefined);
       await acceptCommitter.run(async () => undefined).catch(() => undefined);

@@ -143,7 +143,7 @@ export class Batcher<I, R> {
 
   private pump(busy: boolean): void {
     if (this.open || this.queue.length === 0 || this.inFlight >= this.maxInFlight) return;
-    const batch = new Batch<I, R>(() => this.takeFor(batch));
+    const batch: Batch<I, R> = new Batch<I, R>((): Entry<I, R>[] => this.takeFor(batch));
     this.open = batch;
     this.inFlight += 1;
     const start = typeof this.options.start === 'function' ? this.options.start(busy) : (this.options.start ?? 'now');

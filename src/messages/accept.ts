@@ -1,3 +1,4 @@
+import { Batcher } from '../core/batcher.ts';
 import { conflict, invalid } from '../core/errors.ts';
 import type { Clock, Logger } from '../core/ports.ts';
 import { randomHex } from '../core/random.ts';
@@ -27,12 +28,11 @@ interface Replay {
   replay: AcceptResult;
 }
 
+/** A message waiting for the next accepting batch. */
 interface Waiting {
   principal: Principal;
   message: NormalisedMessage;
   source: 'api' | 'smtp';
-  resolve(result: AcceptResult): void;
-  reject(error: unknown): void;
 }
 
 /**
@@ -63,18 +63,28 @@ const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 export class AcceptService {
   /** Verified sending domains seen recently, by name, with their workspace. */
   private readonly verified = new TtlCache<string, number>(CHANGE_VISIBLE_WITHIN_MS);
-  private readonly waiting: Waiting[] = [];
+  /**
+   * Messages without an Idempotency-Key that arrive while a commit is being prepared are
+   * written together by one job of that commit: one suppression query per workspace and
+   * stream, one multi-row insert for the messages and one for their recipients, one usage
+   * update. The job takes its batch when the commit runs it, so everything that arrived
+   * meanwhile goes in. If the batch fails, each message is written on its own, so one bad
+   * message costs the others nothing.
+   */
+  private readonly batcher: Batcher<Waiting, AcceptResult>;
 
-  constructor(private readonly deps: AcceptDeps) {}
+  constructor(private readonly deps: AcceptDeps) {
+    this.batcher = new Batcher({ name: 'the accepting queue', maxBatch: MAX_BATCH, retryAlone: true, write: (batch) => this.commitBatch(() => batch.take()) });
+  }
 
   async accept(principal: Principal, message: NormalisedMessage, idempotency?: IdempotencyRequest, source: 'api' | 'smtp' = 'api'): Promise<AcceptResult> {
     await this.checkSendingDomain(principal, message.from.domain);
-    if (!idempotency) return this.batched(principal, message, source);
+    if (!idempotency) return this.batcher.add({ principal, message, source });
     try {
-      return await this.deps.committer.run((tx) => this.write(tx, principal, message, idempotency, source), LAST);
+      return await this.deps.committer.run((tx) => this.writeIdempotent(tx, { principal, message, source }, idempotency), LAST);
     } catch (err) {
       // Another process committed the same Idempotency-Key between our read and our insert.
-      if (idempotency && err instanceof DuplicateKeyError) {
+      if (err instanceof DuplicateKeyError) {
         const stored = await this.stored(this.deps.db, principal, idempotency);
         if (stored) return stored.replay;
       }
@@ -82,47 +92,22 @@ export class AcceptService {
     }
   }
 
-  /**
-   * Messages without an Idempotency-Key that arrive while a commit is being prepared are
-   * written together by one job of that commit: one suppression query per workspace and
-   * stream, one multi-row insert for the messages and one for their recipients, one usage
-   * update. If that job fails, each message is written on its own, so one bad message costs
-   * the others nothing.
-   */
-  private batched(principal: Principal, message: NormalisedMessage, source: 'api' | 'smtp'): Promise<AcceptResult> {
-    return new Promise<AcceptResult>((resolve, reject) => {
-      this.waiting.push({ principal, message, source, resolve, reject });
-      if (this.waiting.length === 1) this.submitBatch();
-    });
+  /** Writes what is queued, then refuses new messages (the process is stopping). */
+  close(): Promise<void> {
+    return this.batcher.close();
   }
 
-  private submitBatch(): void {
-    let batch: Waiting[] | null = null;
-    // Taken when the commit first runs the job, not when it was asked for: everything that
-    // arrived meanwhile. A job the committer runs again keeps its batch.
-    const take = (): Waiting[] => {
-      if (batch === null) {
-        batch = this.waiting.splice(0, MAX_BATCH);
-        if (this.waiting.length > 0) this.submitBatch();
-      }
-      return batch;
-    };
+  /** One job of a shared commit writing the batch `take` gives when the commit runs it. */
+  private commitBatch(take: () => Waiting[]): Promise<AcceptResult[]> {
     // On PostgreSQL the batch commits on its own: one statement when it fits in one, with no
     // BEGIN and COMMIT round trips (a transaction only when it updates several usage counters).
-    const written = isPg(this.deps.db)
-      ? this.deps.committer.runOwn((db) => {
-          const taken = take();
-          return new Set(taken.map(group)).size > 1 ? db.transaction((tx) => this.writeMany(tx, taken)) : this.writeMany(db, taken);
-        })
-      : this.deps.committer.run((tx) => this.writeMany(tx, take()), LAST);
-    written.then(
-      (results) => batch!.forEach((w, i) => w.resolve(results[i])),
-      () => {
-        for (const w of batch ?? []) {
-          this.deps.committer.run((tx) => this.write(tx, w.principal, w.message, undefined, w.source), LAST).then(w.resolve, w.reject);
-        }
-      },
-    );
+    if (isPg(this.deps.db)) {
+      return this.deps.committer.runOwn((db) => {
+        const taken = take();
+        return new Set(taken.map(group)).size > 1 ? db.transaction((tx) => this.writeMany(tx, taken)) : this.writeMany(db, taken);
+      });
+    }
+    return this.deps.committer.run((tx) => this.writeMany(tx, take()), LAST);
   }
 
   /** Commits and jobs of the committer accepting writes through, to see how well they are shared. */
@@ -259,26 +244,17 @@ export class AcceptService {
     };
   }
 
-  private async write(tx: Tx, principal: Principal, m: NormalisedMessage, idem: IdempotencyRequest | undefined, source: 'api' | 'smtp'): Promise<AcceptResult> {
-    if (idem) {
-      const stored = await this.stored(tx, principal, idem);
-      if (stored) return stored.replay;
-    }
+  /** A message with an Idempotency-Key: the stored answer if the key was used, else written with it. */
+  private async writeIdempotent(tx: Tx, w: Waiting, idem: IdempotencyRequest): Promise<AcceptResult> {
+    const stored = await this.stored(tx, w.principal, idem);
+    if (stored) return stored.replay;
+    const [result] = await this.writeMany(tx, [w]);
     const now = this.deps.clock.now();
-    const suppressed = await suppressionsRepo.suppressedAmong(tx, principal.workspaceId, m.stream, m.recipients.map((r) => r.address));
-    const planned = this.plan(principal, m, (address) => suppressed.has(address.toLowerCase()), now, source);
-    const usage = usageRepo.addition(tx, principal.workspaceId, utcDay(now), m.stream, planned.sending);
-    const [id] = await messagesRepo.insertMany(tx, [planned], usage ? [usage] : []);
-
-    const result: AcceptResult = { status: 201, body: { id, stream: m.stream }, replayed: false };
-    if (idem) {
-      await idempotencyRepo.store(
-        tx,
-        { api_key_id: principal.keyId, idem_key: idem.key, request_hash: idem.hash, response_status: 201, response_body: JSON.stringify(result.body), created_at: now },
-        now - IDEMPOTENCY_WINDOW_MS,
-      );
-    }
-    this.deps.log.info({ phase: 'accept', email_id: id, recipients: m.recipients.length, suppressed: suppressed.size, source }, 'accepted');
-    return result;
+    await idempotencyRepo.store(
+      tx,
+      { api_key_id: w.principal.keyId, idem_key: idem.key, request_hash: idem.hash, response_status: 201, response_body: JSON.stringify(result!.body), created_at: now },
+      now - IDEMPOTENCY_WINDOW_MS,
+    );
+    return result!;
   }
 }
