@@ -1,8 +1,8 @@
 import type { Config } from '../config/schema.ts';
+import { Batcher } from '../core/batcher.ts';
 import type { Clock, Logger, RandomSource } from '../core/ports.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import type { GroupCommitter } from '../store/groupCommit.ts';
-import type { Tx } from '../store/db.ts';
 import { logOutcome } from './log.ts';
 import { recordVerdicts, type Attempt, type RecordDeps, type Recorded } from './outcome.ts';
 
@@ -14,7 +14,7 @@ export interface RecorderDeps {
   metrics: Metrics;
 }
 
-type Pending = Attempt & { startedAt: number; resolve: (r: Recorded) => void; reject: (e: unknown) => void };
+type Timed = Attempt & { startedAt: number };
 
 /** Attempts written by one group-commit job at most; more wait for the next. */
 const MAX_BATCH = 500;
@@ -29,35 +29,36 @@ const LINGER_MS = 5;
 /**
  * Records attempts' outcomes for one worker (its lease owner), so its outcomes share batches.
  * Outcomes that arrive within `LINGER_MS` of each other, or while a shared commit is under way,
- * are written by ONE job of the next commit, as a batch
- * (`recordVerdicts`): a fixed number of statements per batch rather than a dozen per attempt,
- * which on PostgreSQL is the difference between one round trip and hundreds. If the batch fails
- * as a whole, each attempt is tried again in a job of its own, so one bad row costs only itself.
+ * are written by ONE job of the next commit, as a batch (`recordVerdicts`): a fixed number of
+ * statements per batch rather than a dozen per attempt, which on PostgreSQL is the difference
+ * between one round trip and hundreds. The job takes the batch when the commit runs it. If the
+ * batch fails as a whole, each attempt is tried again in a job of its own, so one bad row costs
+ * only itself.
  */
 export class OutcomeRecorder {
-  private pending: Pending[] = [];
-  /** A job is queued in the committer that has not yet taken the pending attempts. */
-  private queued = false;
+  private readonly batcher: Batcher<Timed, Recorded>;
 
   constructor(
     private readonly deps: RecorderDeps,
     private readonly owner: string,
-  ) {}
+  ) {
+    this.batcher = new Batcher({
+      name: 'the outcome recorder',
+      maxBatch: MAX_BATCH,
+      start: LINGER_MS,
+      retryAlone: true,
+      write: (batch) => this.deps.committer.run((tx) => recordVerdicts(tx, batch.take(), this.recordDeps())),
+    });
+  }
 
   /**
    * Records one attempt's outcome under its lease, then counts and logs it. Null when nothing
    * could be written: the lease then runs out and the row is tried again.
    */
-  async record(log: Logger, attempt: Attempt & { startedAt: number }): Promise<Recorded | null> {
+  async record(log: Logger, attempt: Timed): Promise<Recorded | null> {
     let recorded: Recorded;
     try {
-      recorded = await new Promise<Recorded>((resolve, reject) => {
-        this.pending.push({ ...attempt, resolve, reject });
-        if (!this.queued) {
-          this.queued = true;
-          setTimeout(() => this.queueJob(), LINGER_MS);
-        }
-      });
+      recorded = await this.batcher.add(attempt);
     } catch (err) {
       log.error({ err, email_id: attempt.row.message_id, recipient_id: attempt.row.id }, 'could not record the outcome; the row will be retried after its lease');
       return null;
@@ -69,35 +70,9 @@ export class OutcomeRecorder {
     return recorded;
   }
 
-  private queueJob(): void {
-    this.queued = true;
-    let batch: Pending[] | null = null;
-    // The job takes what is pending when it runs, not when it was queued: everything that came
-    // in while the commit before it was under way. A job run again (a lost lock conflict) keeps
-    // the batch it took.
-    const job = (tx: Tx) => {
-      if (batch === null) {
-        batch = this.pending.splice(0, MAX_BATCH);
-        this.queued = false;
-        if (this.pending.length > 0) this.queueJob();
-      }
-      return recordVerdicts(tx, batch, this.recordDeps());
-    };
-    this.deps.committer.run(job).then(
-      (results) => batch!.forEach((p, i) => p.resolve(results[i]!)),
-      (err) => {
-        if (batch === null) {
-          // Never ran (the committer gave up before it): whatever is pending gets a new job.
-          this.queued = false;
-          if (this.pending.length > 0) this.queueJob();
-          return;
-        }
-        if (batch.length === 1) return batch[0]!.reject(err);
-        for (const p of batch) {
-          this.deps.committer.run((tx) => recordVerdicts(tx, [p], this.recordDeps())).then((r) => p.resolve(r[0]!), p.reject);
-        }
-      },
-    );
+  /** Writes the outcomes still waiting for their commit. */
+  close(): Promise<void> {
+    return this.batcher.close();
   }
 
   private recordDeps(): RecordDeps {

@@ -145,6 +145,9 @@ export class DeliveryWorker {
     this.wake?.();
     await this.running;
     await Promise.race([this.claims.settled(), delay(this.options.stopGraceMs ?? 10_000)]);
+    // Outcomes already waiting for their commit are written; a transaction still in flight now
+    // finds the recorder closed and its row released below.
+    await this.recorder.close();
     this.stopRenewing?.();
     const { unfinished, released } = await this.claims.releaseUnfinished();
     if (unfinished > 0) this.log.warn({ released }, `stopped with ${unfinished} transactions in flight; released=${released}`);
