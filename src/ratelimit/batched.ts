@@ -1,3 +1,4 @@
+import { Batcher } from '../core/batcher.ts';
 import { decide, type Bucket, type RateDecision, type WindowLimit } from './sliding.ts';
 
 /** `count` requests of one key in one second, with that key's limit for each window. */
@@ -17,12 +18,10 @@ export interface RateGroupResult {
 /** Decides and counts groups exactly, under the key's lock, in one call (the database). */
 export type HitGroups = (groups: RateHitGroup[], windowSeconds: number[]) => Promise<RateGroupResult[]>;
 
-interface Pending {
+interface Hit {
   keyId: number;
   second: number;
   windows: WindowLimit[];
-  resolve(decision: RateDecision): void;
-  reject(error: unknown): void;
 }
 
 /**
@@ -33,72 +32,62 @@ interface Pending {
  * (remaining, reset) as if counted one by one.
  */
 export class BatchedRateLimit {
-  private queue: Pending[] = [];
-  private inFlight = false;
+  private readonly batcher: Batcher<Hit, RateDecision>;
 
-  constructor(private readonly hitGroups: HitGroups) {}
+  constructor(private readonly hitGroups: HitGroups) {
+    this.batcher = new Batcher({ name: 'the rate limiter', maxInFlight: 1, start: 'immediate', write: (batch) => this.send(batch.take()) });
+  }
 
   hit(keyId: number, nowMs: number, windows: WindowLimit[]): Promise<RateDecision> {
-    return new Promise<RateDecision>((resolve, reject) => {
-      this.queue.push({ keyId, second: Math.floor(nowMs / 1000), windows, resolve, reject });
-      if (!this.inFlight) void this.drain();
+    return this.batcher.add({ keyId, second: Math.floor(nowMs / 1000), windows });
+  }
+
+  /** One call per set of window lengths (every key has the same: minute and hour). */
+  private async send(batch: Hit[]): Promise<RateDecision[]> {
+    const decisions = new Array<RateDecision>(batch.length);
+    const bySeconds = new Map<string, number[]>();
+    batch.forEach((hit, i) => {
+      const id = hit.windows.map((w) => w.seconds).join(',');
+      bySeconds.set(id, [...(bySeconds.get(id) ?? []), i]);
     });
-  }
-
-  private async drain(): Promise<void> {
-    this.inFlight = true;
-    try {
-      while (this.queue.length > 0) {
-        // Requests read in the same turn of the event loop go in one call.
-        await new Promise((resolve) => setImmediate(resolve));
-        const batch = this.queue;
-        this.queue = [];
-        await this.send(batch);
-      }
-    } finally {
-      this.inFlight = false;
+    for (const indexes of bySeconds.values()) {
+      const hits = indexes.map((i) => batch[i]!);
+      (await this.decideGroups(hits)).forEach((decision, k) => (decisions[indexes[k]!] = decision));
     }
+    return decisions;
   }
 
-  private async send(batch: Pending[]): Promise<void> {
-    // Window lengths are the same for every key (minute, hour); only the limits differ.
-    const seconds = batch[0].windows.map((w) => w.seconds);
-    const odd = batch.filter((p) => !sameLengths(p.windows, seconds));
-    const even = odd.length === 0 ? batch : batch.filter((p) => sameLengths(p.windows, seconds));
-    if (odd.length > 0) this.queue.unshift(...odd);
-
-    const groups = new Map<string, { group: RateHitGroup; members: Pending[] }>();
-    for (const p of even) {
+  /** Hits whose windows have the same lengths: one call to the store. */
+  private async decideGroups(hits: Hit[]): Promise<RateDecision[]> {
+    const seconds = hits[0]!.windows.map((w) => w.seconds);
+    const groups = new Map<string, { group: RateHitGroup; members: number[] }>();
+    hits.forEach((p, i) => {
       const limits = p.windows.map((w) => w.limit);
       const id = `${p.keyId}:${p.second}:${limits.join(',')}`;
       const entry = groups.get(id) ?? { group: { keyId: p.keyId, second: p.second, count: 0, limits }, members: [] };
       groups.set(id, entry);
       entry.group.count += 1;
-      entry.members.push(p);
-    }
+      entry.members.push(i);
+    });
     const entries = [...groups.values()];
-    let results: RateGroupResult[];
-    try {
-      results = await this.hitGroups(entries.map((e) => e.group), seconds);
-    } catch (error) {
-      for (const p of even) p.reject(error);
-      return;
-    }
+    const results = await this.hitGroups(
+      entries.map((e) => e.group),
+      seconds,
+    );
+    const decisions = new Array<RateDecision>(hits.length);
     entries.forEach((entry, i) => {
-      const { allowed, before } = results[i];
-      entry.members.forEach((p, k) => {
+      const { allowed, before } = results[i]!;
+      entry.members.forEach((index, k) => {
+        const p = hits[index]!;
         // The k-th request of the group saw the buckets before it plus the group's earlier ones.
         const counted = Math.min(k, allowed);
         const decision = decide(counted > 0 ? withCount(before, p.second, counted) : before, p.second, p.windows);
         // The store applied the same rule; its verdict is the one that was counted.
-        p.resolve(decision.allowed === (k < allowed) ? decision : { ...decision, allowed: k < allowed });
+        decisions[index] = decision.allowed === k < allowed ? decision : { ...decision, allowed: k < allowed };
       });
     });
+    return decisions;
   }
-}
-
-function sameLengths(windows: WindowLimit[], seconds: number[]): boolean {
-  return windows.length === seconds.length && windows.every((w, i) => w.seconds === seconds[i]);
 }
 
 /** Buckets with `count` more requests at `second`, ascending by second. */
