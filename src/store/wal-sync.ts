@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises';
+import { Batcher } from '../core/batcher.ts';
 
 /**
  * Durable SQLite commits without holding the event loop. The connection runs
@@ -16,29 +17,26 @@ let completed = 0;
 export const walSyncsCompleted = (): number => completed;
 
 export class WalSync {
-  private running: Promise<void> | null = null;
-  private waiting: Promise<void> | null = null;
+  /** One sync at a time; callers that arrive during one wait for the next, all together. */
+  private readonly syncs = new Batcher<void, void>({
+    name: 'the WAL sync',
+    maxInFlight: 1,
+    write: async (batch) => {
+      // Taken before the sync starts: a caller arriving during it may have written after it began.
+      const waiting = batch.take();
+      await this.sync();
+      return waiting.map(() => undefined);
+    },
+  });
 
-  constructor(private readonly walFile: string, private readonly dbFile: string) {}
+  constructor(
+    private readonly walFile: string,
+    private readonly dbFile: string,
+  ) {}
 
   /** Resolves once everything written to the WAL before the call is on disk. */
   durable(): Promise<void> {
-    if (this.waiting) return this.waiting;
-    if (!this.running) return this.begin();
-    this.waiting = this.running.then(
-      () => this.begin(),
-      () => this.begin(),
-    );
-    return this.waiting;
-  }
-
-  private begin(): Promise<void> {
-    this.waiting = null;
-    const run = this.sync().finally(() => {
-      if (this.running === run) this.running = null;
-    });
-    this.running = run;
-    return run;
+    return this.syncs.add();
   }
 
   /**
