@@ -145,8 +145,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     close: async () => {
       await accept.close();
       rateCounter.stop();
+      // One more commit stores the rate counts still pending (the hook is due once stopped).
       await committer.run(async () => undefined).catch(() => undefined);
-      await acceptCommitter.run(async () => undefined).catch(() => undefined);
+      await Promise.all([committer.close(), acceptCommitter.close()]);
       await db.destroy();
     },
   };

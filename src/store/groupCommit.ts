@@ -1,11 +1,10 @@
+import { Batcher, type Batch } from '../core/batcher.ts';
 import type { Db, Tx } from './db.ts';
 
 interface Job {
   work: (tx: Tx) => Promise<unknown>;
   /** Set for `runOwn`: the job is given the database and makes its writes atomic itself. */
   own?: (db: Db) => Promise<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
   last: boolean;
 }
 
@@ -74,35 +73,40 @@ async function inSavepoint<T>(tx: Tx, work: (tx: Tx) => Promise<T>): Promise<T> 
  * as a whole, every job runs again on its own.
  */
 export class GroupCommitter {
-  private queue: Job[] = [];
-  /** Batches being committed right now, at most `lanes`. */
-  private active = 0;
+  private readonly batcher: Batcher<Job, unknown>;
   private commits = 0;
   private jobs = 0;
   private hook: CommitHook | null = null;
 
   constructor(
     private readonly db: Db,
-    private readonly maxBatch = 256,
+    maxBatch = 256,
     /**
      * Transactions committing side by side (`commitLanes`): 1 on SQLite, whose single writer
      * would only make them wait for each other; more on PostgreSQL, where a commit is a round
      * trip and jobs gathered while every lane is busy still share the next one.
      */
-    private readonly lanes = 1,
+    lanes = 1,
     /**
      * While busy (jobs arrived during the last commit), how long the next batch waits for more
      * before it commits: fewer, larger commits. A job arriving at an idle committer commits
      * after one turn of the event loop.
      */
-    private readonly lingerMs = 0,
-  ) {}
+    lingerMs = 0,
+  ) {
+    this.batcher = new Batcher<Job, unknown>({
+      name: 'the group committer',
+      maxBatch,
+      maxInFlight: lanes,
+      // SQLite's driver is synchronous: without yielding to I/O first, requests that arrived
+      // during the last commit would still be unparsed and every batch would hold one job.
+      start: (busy) => (lingerMs > 0 && busy ? lingerMs : 'immediate'),
+      write: (batch) => this.commit(batch),
+    });
+  }
 
   run<T>(work: (tx: Tx) => Promise<T>, options: RunOptions = {}): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject, last: options.last ?? false });
-      if (this.active < this.lanes) void this.drain();
-    });
+    return this.batcher.add({ work, last: options.last ?? false }) as Promise<T>;
   }
 
   /**
@@ -111,10 +115,12 @@ export class GroupCommitter {
    * still takes a lane like any job, so that work arriving meanwhile waits and gathers.
    */
   runOwn<T>(work: (db: Db) => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work: (tx) => work(tx), own: work, resolve: resolve as (v: unknown) => void, reject, last: false });
-      if (this.active < this.lanes) void this.drain();
-    });
+    return this.batcher.add({ work: (tx) => work(tx), own: work, last: false }) as Promise<T>;
+  }
+
+  /** Commits what is queued, then refuses new jobs (the process is stopping). */
+  close(): Promise<void> {
+    return this.batcher.close();
   }
 
   /**
@@ -131,53 +137,42 @@ export class GroupCommitter {
     return { commits: this.commits, jobs: this.jobs };
   }
 
-  private async drain(): Promise<void> {
-    this.active += 1;
-    // Jobs that queued while this lane was committing mean the committer is busy.
-    let busy = false;
-    try {
-      while (this.queue.length > 0) {
-        // SQLite's driver is synchronous: without yielding to I/O first, requests that arrived
-        // during the last commit would still be unparsed and every batch would hold one job.
-        await new Promise((resolve) => (this.lingerMs > 0 && busy ? setTimeout(resolve, this.lingerMs) : setImmediate(resolve)));
-        busy = true;
-        // Stable: jobs keep their order, those asking to run last after the others.
-        let batch = this.queue.splice(0, this.maxBatch).sort((a, b) => Number(a.last) - Number(b.last));
-        // Another lane took what was queued.
-        if (batch.length === 0) break;
-        const own = batch.filter((job) => job.own);
-        for (const job of own) {
-          try {
-            const value = await job.own!(this.db);
-            this.commits += 1;
-            this.jobs += 1;
-            job.resolve(value);
-          } catch (error) {
-            job.reject(error);
-          }
-        }
-        if (own.length > 0) batch = batch.filter((job) => !job.own);
-        if (batch.length === 0) continue;
-        const outcomes = await this.runShared(batch);
-        if (outcomes === null) {
-          await this.runAlone(batch);
-          continue;
-        }
-        this.commits += 1;
-        const again: Job[] = [];
-        batch.forEach((job, i) => {
-          const outcome = outcomes[i];
-          if (outcome.ok) {
-            this.jobs += 1;
-            job.resolve(outcome.value);
-          } else if (outcome.retry) again.push(job);
-          else job.reject(outcome.error);
-        });
-        await this.runAlone(again);
+  /** One batch: jobs of their own first, then the rest in one shared transaction. */
+  private async commit(batch: Batch<Job, unknown>): Promise<void> {
+    const taken = batch.take();
+    // Stable: jobs keep their order, those asking to run last after the others.
+    const order = taken.map((_, i) => i).sort((a, b) => Number(taken[a]!.last) - Number(taken[b]!.last));
+    const shared: Pending[] = [];
+    for (const i of order) {
+      const job = taken[i]!;
+      const settle = settler(batch, i);
+      if (!job.own) {
+        shared.push({ job, settle });
+        continue;
       }
-    } finally {
-      this.active -= 1;
+      try {
+        const value = await job.own(this.db);
+        this.commits += 1;
+        this.jobs += 1;
+        settle.resolve(value);
+      } catch (error) {
+        settle.reject(error);
+      }
     }
+    if (shared.length === 0) return;
+    const outcomes = await this.runShared(shared.map((p) => p.job));
+    if (outcomes === null) return this.runAlone(shared);
+    this.commits += 1;
+    const again: Pending[] = [];
+    shared.forEach((pending, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) {
+        this.jobs += 1;
+        pending.settle.resolve(outcome.value);
+      } else if (outcome.retry) again.push(pending);
+      else pending.settle.reject(outcome.error);
+    });
+    await this.runAlone(again);
   }
 
   /** Runs the batch in one transaction; null when that transaction failed as a whole. */
@@ -237,20 +232,30 @@ export class GroupCommitter {
   }
 
   /** Each job in a transaction of its own; a lost lock conflict is tried again, up to three times. */
-  private async runAlone(jobs: Job[]): Promise<void> {
-    for (const job of jobs) {
+  private async runAlone(jobs: Pending[]): Promise<void> {
+    for (const { job, settle } of jobs) {
       for (let attempt = 1; ; attempt++) {
         try {
-          job.resolve(await this.db.transaction((tx) => job.work(tx)));
+          settle.resolve(await this.db.transaction((tx) => job.work(tx)));
           this.commits += 1;
           this.jobs += 1;
           break;
         } catch (error) {
           if (attempt < 3 && isTransientConflict(error)) continue;
-          job.reject(error);
+          settle.reject(error);
           break;
         }
       }
     }
   }
 }
+
+interface Pending {
+  job: Job;
+  settle: { resolve(value: unknown): void; reject(error: unknown): void };
+}
+
+const settler = (batch: Batch<Job, unknown>, index: number): Pending['settle'] => ({
+  resolve: (value) => batch.resolve(index, value),
+  reject: (error) => batch.reject(index, error),
+});
