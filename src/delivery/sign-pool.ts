@@ -3,6 +3,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../core/ports.ts';
 import { systemClock } from '../core/ports.ts';
 import { startWorker } from '../threads/start.ts';
+import { Batcher, type Batch } from '../core/batcher.ts';
 import { CopyBuilder, type BuiltCopy, type CopyJob } from './copy-builder.ts';
 import type { SignBatch, SignResult } from './sign-thread.ts';
 
@@ -40,20 +41,37 @@ function startThread(maxCachedBytes: number): Worker {
 // A thread that dies before it is ready (a broken install) is not restarted in a tight loop.
 const RESTART_DELAY_MS = 1_000;
 
-interface Pending {
+interface Answer {
   resolve(copy: BuiltCopy): void;
   reject(err: Error): void;
 }
 
+/** A thread's worker once it said it is ready; rejected if it fails first. */
+interface Readiness {
+  worker: Promise<Worker>;
+  ready(worker: Worker): void;
+  failed(err: Error): void;
+}
+
+function readiness(): Readiness {
+  let ready!: (worker: Worker) => void;
+  let failed!: (err: Error) => void;
+  const worker = new Promise<Worker>((resolve, reject) => ((ready = resolve), (failed = reject)));
+  // Nobody may be waiting when a thread fails before it was ever asked for a copy.
+  worker.catch(() => undefined);
+  return { worker, ready, failed };
+}
+
 interface Thread {
   worker: Worker | null;
-  ready: boolean;
+  readiness: Readiness;
   /** Copies posted to this thread and not answered yet, by sequence number. */
-  inFlight: Map<number, Pending>;
-  /** Copies waiting for the next post (the same tick's copies go in one message). */
-  queued: SignBatch['jobs'];
-  queuedPending: Map<number, Pending>;
+  inFlight: Map<number, Answer>;
+  /** The copies asked for in one tick go to the thread in one message. */
+  copies: Batcher<CopyJob, BuiltCopy>;
 }
+
+const notSigned = (err: Error) => new Error(`${err.message}; the copy was not signed`);
 
 /**
  * DKIM signing and MIME building off the event loop: `size` worker threads, started with the
@@ -68,7 +86,6 @@ export class SigningPool implements CopySigner {
   private readonly threads: Thread[];
   private readonly maxCachedBytes: number;
   private seq = 0;
-  private flushing = false;
   private closed = false;
   private started = false;
 
@@ -77,7 +94,15 @@ export class SigningPool implements CopySigner {
     private readonly log: Logger,
   ) {
     if (!Number.isInteger(size) || size < 1) throw new Error(`signing threads must be a whole number of at least 1, not ${size}`);
-    this.threads = Array.from({ length: size }, () => ({ worker: null, ready: false, inFlight: new Map(), queued: [], queuedPending: new Map() }));
+    this.threads = Array.from({ length: size }, () => {
+      const thread: Thread = {
+        worker: null,
+        readiness: readiness(),
+        inFlight: new Map(),
+        copies: new Batcher({ name: 'the signing pool', start: 'microtask', write: (batch) => this.post(thread, batch) }),
+      };
+      return thread;
+    });
     this.maxCachedBytes = Math.floor(MAX_CACHED_BYTES / size);
   }
 
@@ -95,16 +120,7 @@ export class SigningPool implements CopySigner {
   build(job: CopyJob): Promise<BuiltCopy> {
     if (this.closed) return Promise.reject(new Error('the signing threads are stopped'));
     this.start();
-    const thread = this.threads[job.row.id % this.threads.length]!;
-    const seq = ++this.seq;
-    return new Promise<BuiltCopy>((resolve, reject) => {
-      thread.queued.push({ seq, job });
-      thread.queuedPending.set(seq, { resolve, reject });
-      if (!this.flushing) {
-        this.flushing = true;
-        queueMicrotask(() => this.flush());
-      }
-    });
+    return this.threads[job.row.id % this.threads.length]!.copies.add(job);
   }
 
   /**
@@ -117,28 +133,36 @@ export class SigningPool implements CopySigner {
 
   async close(): Promise<void> {
     this.closed = true;
+    const stopped = new Error('the signing threads are stopped');
     const workers: Worker[] = [];
     for (const thread of this.threads) {
+      thread.copies.abort(notSigned(stopped));
       if (thread.worker) workers.push(thread.worker);
       thread.worker = null;
-      thread.ready = false;
-      this.failAll(thread, new Error('the signing threads are stopped'));
+      this.failAll(thread, stopped);
     }
     await Promise.all(workers.map((w) => w.terminate()));
   }
 
-  private flush(): void {
-    this.flushing = false;
-    for (const thread of this.threads) this.post(thread);
-  }
-
-  private post(thread: Thread): void {
-    if (!thread.ready || thread.queued.length === 0) return;
-    const jobs = thread.queued;
-    thread.queued = [];
-    for (const [seq, pending] of thread.queuedPending) thread.inFlight.set(seq, pending);
-    thread.queuedPending.clear();
-    thread.worker!.postMessage({ jobs } satisfies SignBatch);
+  /** One tick's copies to the thread, once it is ready; settled as their answers come back. */
+  private async post(thread: Thread, batch: Batch<CopyJob, BuiltCopy>): Promise<void> {
+    const jobs = batch.take();
+    if (jobs.length === 0) return;
+    const worker = await thread.readiness.worker;
+    // Replaced between its ready and now: these copies were never posted.
+    if (thread.worker !== worker) throw notSigned(new Error('the signing thread was restarted'));
+    const posted = jobs.map((job) => ({ seq: ++this.seq, job }));
+    await new Promise<void>((done) => {
+      let left = posted.length;
+      const answered = () => --left === 0 && done();
+      posted.forEach(({ seq }, i) =>
+        thread.inFlight.set(seq, {
+          resolve: (copy) => (batch.resolve(i, copy), answered()),
+          reject: (err) => (batch.reject(i, err), answered()),
+        }),
+      );
+      worker.postMessage({ jobs: posted } satisfies SignBatch);
+    });
   }
 
   private spawn(thread: Thread): void {
@@ -146,34 +170,34 @@ export class SigningPool implements CopySigner {
     // The threads never keep the process alive on their own: close() ends them on shutdown.
     worker.unref();
     thread.worker = worker;
+    let ready = false;
     const current = () => thread.worker === worker;
     worker.on('message', (message: SignResult | 'ready') => {
       if (!current()) return;
       if (message === 'ready') {
-        thread.ready = true;
-        this.post(thread);
+        ready = true;
+        thread.readiness.ready(worker);
         return;
       }
-      const pending = thread.inFlight.get(message.seq);
+      const answer = thread.inFlight.get(message.seq);
       thread.inFlight.delete(message.seq);
-      if (!pending) return;
-      if ('error' in message) pending.reject(new Error(message.error));
-      else pending.resolve({ raw: Buffer.from(message.raw.buffer, message.raw.byteOffset, message.raw.byteLength), built: message.built });
+      if (!answer) return;
+      if ('error' in message) answer.reject(new Error(message.error));
+      else answer.resolve({ raw: Buffer.from(message.raw.buffer, message.raw.byteOffset, message.raw.byteLength), built: message.built });
     });
     const failed = (err: Error) => {
       if (!current()) return;
       this.log.error({ phase: 'deliver', err }, 'signing thread failed; replaced');
-      this.replace(thread, err, thread.ready ? 0 : RESTART_DELAY_MS);
+      this.replace(thread, err, ready ? 0 : RESTART_DELAY_MS);
     };
     worker.on('error', failed);
     worker.on('exit', (code) => failed(new Error(`the signing thread exited with code ${code}`)));
   }
 
-  /** Fails the thread's copies (in flight and queued), ends it, and starts another in its place. */
+  /** Fails the thread's copies (in flight and waiting for it), ends it, and starts another in its place. */
   private replace(thread: Thread, err: Error, delayMs = 0): void {
     const old = thread.worker;
     thread.worker = null;
-    thread.ready = false;
     this.failAll(thread, err);
     if (old) void old.terminate();
     if (this.closed) return;
@@ -181,11 +205,12 @@ export class SigningPool implements CopySigner {
     else setTimeout(() => !this.closed && thread.worker === null && this.spawn(thread), delayMs).unref();
   }
 
+  /** Rejects the copies posted to the thread and those waiting for it to be ready; the next wait a new thread. */
   private failAll(thread: Thread, err: Error): void {
-    const pending = [...thread.inFlight.values(), ...thread.queuedPending.values()];
+    const answers = [...thread.inFlight.values()];
     thread.inFlight.clear();
-    thread.queuedPending.clear();
-    thread.queued = [];
-    for (const p of pending) p.reject(new Error(`${err.message}; the copy was not signed`));
+    thread.readiness.failed(notSigned(err));
+    thread.readiness = readiness();
+    for (const answer of answers) answer.reject(notSigned(err));
   }
 }
