@@ -126,7 +126,3 @@ export async function recordVerdicts(tx: Tx, batch: Attempt[], deps: RecordDeps)
   return plans.map((p) => (held.has(p.write.id) ? p.recorded : { outcome: 'lease_lost' }));
 }
 
-/** One attempt's outcome (`recordVerdicts` with one). */
-export async function recordVerdict(tx: Tx, row: RecipientRow, message: Attempt['message'], verdict: Verdict, deps: RecordDeps): Promise<Recorded> {
-  return (await recordVerdicts(tx, [{ row, message, verdict }], deps))[0]!;
-}

@@ -56,12 +56,7 @@ const payloadOf = (e: NewEvent, occurredAt: number): EventPayload => ({
  * occurred_at identifies one event even for many recipients.
  */
 export async function recordEvent(tx: Tx, e: NewEvent): Promise<EventPayload> {
-  let payload!: EventPayload;
-  await eventsRepo.insert(tx, { workspace_id: e.workspaceId, email_id: e.emailId, recipient_id: e.recipientId, event: e.event }, e.at, (occurredAt) => {
-    payload = payloadOf(e, occurredAt);
-    return JSON.stringify(payload);
-  });
-  return payload;
+  return (await recordEvents(tx, [e]))[0]!;
 }
 
 /**

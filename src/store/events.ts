@@ -1,6 +1,5 @@
-import { insertedId, isPg, readAfter, runTogether, type Conn, type Statement, type Tx } from './db.ts';
+import { isPg, readAfter, runTogether, type Conn, type Statement, type Tx } from './db.ts';
 import { webhookQueue } from './webhookQueue.ts';
-import { webhooksRepo } from './webhooks.ts';
 
 export interface EventRow {
   id: number;
@@ -15,32 +14,15 @@ export interface EventRow {
 
 export const eventsRepo = {
   /**
-   * Inserts an event at the first free millisecond at or after `at` for its (email, event):
-   * `occurred_at` is unique per pair. The message row is locked first (PostgreSQL), so the
-   * read of the latest time and the insert are not interleaved with another transaction doing
-   * the same for this message: the second waits, then reads the first one's committed row.
-   * `payload` is built from the time allocated. The event's webhook deliveries are queued in
-   * the same transaction (the outbox). Returns the row's id and time.
-   */
-  async insert(
-    tx: Tx,
-    e: Omit<EventRow, 'id' | 'occurred_at' | 'payload'>,
-    at: number,
-    payload: (occurredAt: number) => string,
-  ): Promise<{ id: number; occurredAt: number }> {
-    if (isPg(tx)) await tx('messages').where({ id: e.email_id }).forUpdate().select('id');
-    const latest = await tx('events').where({ email_id: e.email_id, event: e.event }).max({ at: 'occurred_at' }).first();
-    const last = latest?.at === null || latest?.at === undefined ? null : Number(latest.at);
-    const occurredAt = last !== null && last >= at ? last + 1 : at;
-    const [inserted] = await tx('events').insert({ ...e, occurred_at: occurredAt, payload: payload(occurredAt) }).returning('id');
-    const id = insertedId(inserted);
-    await webhooksRepo.queueDeliveries(tx, { id, workspace_id: e.workspace_id, email_id: e.email_id, event: e.event }, at);
-    return { id, occurredAt };
-  },
-  /**
-   * Many events at once, with the same rules as `insert` (the first free millisecond at or
-   * after `at` per (email, event), the outbox in the same transaction); returns each event's id
-   * and time, in input order. A fixed number of statements serve the whole list:
+   * Inserts events, each at the first free millisecond at or after its `at` for its (email,
+   * event): `occurred_at` is unique per pair. The messages' rows are locked first (PostgreSQL),
+   * so the read of the latest times and the insert are not interleaved with another transaction
+   * doing the same for these messages: the second waits, then reads the first one's committed
+   * rows. Each `payload` is built from the time allocated. The events' webhook deliveries are
+   * queued in the same transaction (the outbox). Returns each event's id and time, in input
+   * order.
+   *
+   * A fixed number of statements serve the whole list:
    * the latest time of every pair read in one query, the events in one multi-row insert, their
    * webhook deliveries in another. `messagesLocked`: the caller already holds the messages' row
    * locks (taken in id order), which keeps the read and the insert from interleaving with

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { insertedId, inTransaction, isPg, runAtomically, runTogether, type Conn, type Statement, type Tx } from './db.ts';
-import { deriveMessageStatuses, derivedStatus } from './messageStatus.ts';
+import { deriveMessageStatuses } from './messageStatus.ts';
 import type { MessageStatus, RecipientStatus } from '../messages/status.ts';
 
 export interface MessageRow {
@@ -179,21 +179,6 @@ export const messagesRepo = {
    * Message-ID header once the id is known. No other transaction can see the new row yet, so
    * one unlocked update does both.
    */
-  async insert(
-    tx: Tx,
-    { content, ...row }: Omit<MessageWithContent, 'id' | 'status'>,
-    recipients: Omit<RecipientRow, 'id' | 'message_id'>[],
-    messageIdFor?: (id: number) => string,
-  ): Promise<number> {
-    const [inserted] = await tx('messages').insert({ ...row, status: 'queued' }).returning('id');
-    const id = insertedId(inserted);
-    if (content !== null) await tx('message_contents').insert({ message_id: id, content });
-    if (recipients.length > 0) await tx('recipients').insert(recipients.map((r) => ({ ...r, message_id: id })));
-    await tx('messages')
-      .where({ id })
-      .update({ status: derivedStatus(tx), ...(messageIdFor ? { message_id_header: messageIdFor(id) } : {}) });
-    return id;
-  },
   byId: (db: Conn, id: number): Promise<MessageWithContent | undefined> => withContent(db).where('messages.id', id).first(),
   /** Several messages by id, in one query per 500. */
   async byIds(db: Conn, ids: number[]): Promise<Map<number, MessageWithContent>> {

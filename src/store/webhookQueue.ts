@@ -36,9 +36,11 @@ const pendingOf = (db: Conn, endpointId: number) =>
 
 export const webhookQueue = {
   /**
-   * The outbox write for many events (`webhooksRepo.queueDeliveries` for each), in two
-   * statements whatever their number: the endpoints of their workspaces, then every delivery in
-   * one insert. A disabled endpoint's delivery is born skipped and logged.
+   * The outbox write, in the transaction that records the events: one delivery per endpoint of
+   * the event's workspace subscribed to it, due at once, in two statements whatever their
+   * number: the endpoints of their workspaces, then every delivery in one insert. A disabled
+   * endpoint's delivery is born skipped and logged (a replay can send it). Returns how many
+   * deliveries were created.
    */
   async queueMany(tx: Tx, events: { event: OutboxEvent; at: number }[]): Promise<number> {
     if (events.length === 0) return 0;

@@ -91,20 +91,6 @@ export const webhooksRepo = {
     db('webhook_endpoints').where({ workspace_id: workspaceId }).orderBy('id'),
 
   /**
-   * The outbox write, in the transaction that records the event: one delivery per endpoint of
-   * the workspace subscribed to it, due at once; a disabled endpoint's is born skipped (it is
-   * logged, and a replay can send it). Returns how many were created.
-   */
-  async queueDeliveries(tx: Tx, e: OutboxEvent, at: number): Promise<number> {
-    const endpoints = (await webhooksRepo.endpointsOf(tx, e.workspace_id)).filter((ep) => subscribed(ep, e.event));
-    if (endpoints.length === 0) return 0;
-    await tx('webhook_deliveries').insert(endpoints.map((ep) => outboxRow(ep, e, at)));
-    if (endpoints.some((ep) => ep.status === 'disabled')) {
-      await webhooksRepo.logSkipped(tx, await tx('webhook_deliveries').where({ event_id: e.id, status: 'skipped' }).orderBy('id'), at);
-    }
-    return endpoints.length;
-  },
-  /**
    * A delivery log entry for each delivery skipped because its endpoint is disabled: no POST
    * was made (`attempt` counts the real ones before), and a replay can send it.
    */

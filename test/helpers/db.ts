@@ -1,5 +1,6 @@
 import { onTestFinished } from 'vitest';
-import { createDb, type Db } from '../../src/store/db.ts';
+import { createDb, insertedId, type Db } from '../../src/store/db.ts';
+import { deriveMessageStatuses } from '../../src/store/messageStatus.ts';
 import { messagesRepo, type RecipientRow } from '../../src/store/messages.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { workspaces } from '../../src/store/workspaces.ts';
@@ -54,10 +55,11 @@ export async function messageWith(db: Db, statuses: RecipientStatus[], at = 1_70
     created_at: at,
     updated_at: at,
   }));
-  const messageId = await db.transaction((tx) =>
-    messagesRepo.insert(
-      tx,
-      {
+  // Rows in any status, as delivery and reports leave them: new messages are accepted only with
+  // queued, scheduled or suppressed recipients, so these are written directly.
+  const messageId = await db.transaction(async (tx) => {
+    const [inserted] = await tx('messages')
+      .insert({
         workspace_id: ws.id,
         api_key_id: null,
         domain: 'acme.test',
@@ -66,15 +68,18 @@ export async function messageWith(db: Db, statuses: RecipientStatus[], at = 1_70
         from_header: 'a@acme.test',
         from_address: 'a@acme.test',
         subject: 's',
-        content: null,
         envelope: '{}',
         message_id_header: '<m@acme.test>',
+        status: 'queued',
         created_at: at,
         scheduled_at: null,
-      },
-      recipients,
-    ),
-  );
+      })
+      .returning('id');
+    const id = insertedId(inserted);
+    await tx('recipients').insert(recipients.map((r) => ({ ...r, message_id: id })));
+    await deriveMessageStatuses(tx, [id]);
+    return id;
+  });
   const rows = await messagesRepo.recipients(db, messageId);
   return { workspaceId: ws.id, messageId, recipientIds: rows.map((r) => r.id) };
 }
