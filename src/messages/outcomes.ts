@@ -43,27 +43,37 @@ const event = (t: Target, name: EventPayload['event'], provider: ProviderReport,
   at: t.at,
 });
 
-export async function recordDelivered(tx: Tx, t: Target, provider: ProviderReport, patch: Partial<RecipientRow> = {}) {
-  await setStatus(tx, t, 'delivered', { last_response: provider.response, last_mx: provider.reporting_mta, ...patch });
-  return recordEvent(tx, event(t, 'email.delivered', provider));
+/**
+ * One recipient's outcome reported outside delivery's lease (a report that arrives later wins
+ * over `delivered`): the recipient row when the outcome is final, then what `recordFinished`
+ * does for a batch. A final status's write derives the message's status and so holds its lock;
+ * otherwise the derivation in `recordFinished` takes it, before the event's time is chosen.
+ */
+export async function recordReported(
+  tx: Tx,
+  t: Target,
+  outcome: { status: RecipientStatus | null; name: 'email.delivered' | 'email.bounced'; bounceType?: BounceType },
+  provider: ProviderReport,
+  patch: Partial<RecipientRow> = {},
+): Promise<EventPayload> {
+  const final = outcome.status !== null;
+  if (final) await setStatus(tx, t, outcome.status!, { last_response: provider.response, last_mx: provider.reporting_mta, ...patch });
+  const [payload] = await recordFinished(tx, final ? [] : [t.message.id], [{ t, name: outcome.name, provider, bounceType: outcome.bounceType }], { messagesLocked: final });
+  return payload!;
 }
 
 /**
  * A bounce. `final` marks the recipient bounced (a later report wins over `delivered`); a delay
  * report is not final and leaves our own retries alone. Only a permanent bounce suppresses.
  */
-export async function recordBounce(
+export function recordBounce(
   tx: Tx,
   t: Target,
   bounce: { bounceType: BounceType; final: boolean; status?: RecipientStatus },
   provider: ProviderReport,
   patch: Partial<RecipientRow> = {},
-) {
-  if (bounce.final) {
-    await setStatus(tx, t, bounce.status ?? 'bounced', { last_response: provider.response, last_mx: provider.reporting_mta, ...patch });
-  }
-  if (bounce.bounceType === 'permanent') await suppress(tx, t, 'bounce');
-  return recordEvent(tx, event(t, 'email.bounced', provider, bounce.bounceType));
+): Promise<EventPayload> {
+  return recordReported(tx, t, { status: bounce.final ? (bounce.status ?? 'bounced') : null, name: 'email.bounced', bounceType: bounce.bounceType }, provider, patch);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { generate } from 'selfsigned';
 import { verpSender } from '../../src/delivery/verp.ts';
-import { recordDelivered } from '../../src/messages/outcomes.ts';
+import { recordReported } from '../../src/messages/outcomes.ts';
 import { messagesRepo, type MessageRow, type RecipientRow } from '../../src/store/messages.ts';
 import type { Clock } from '../../src/core/ports.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -62,7 +62,7 @@ export async function startInbound(kind: StoreKind, opts: { clock?: Clock; confi
       const recipients = await messagesRepo.recipients(db, message.id);
       await db.transaction(async (tx) => {
         for (const recipient of recipients) {
-          await recordDelivered(tx, { message, recipient, at: clock.now() }, { response: '250 2.0.0 Ok: queued as 4F2A', reporting_mta: 'mail.example.org' });
+          await recordReported(tx, { message, recipient, at: clock.now() }, { status: 'delivered', name: 'email.delivered' }, { response: '250 2.0.0 Ok: queued as 4F2A', reporting_mta: 'mail.example.org' });
         }
       });
       return { id: message.id, message, recipients: await messagesRepo.recipients(db, message.id) };
