@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { insertedId, inTransaction, isPg, runAtomically, runTogether, type Conn, type Statement, type Tx } from './db.ts';
 import { deriveMessageStatuses, derivedStatus } from './messageStatus.ts';
-import type { MessageStatus, RecipientStatus } from '../messages/status.ts';
+import { messageStatusOf, type MessageStatus, type RecipientStatus } from '../messages/status.ts';
 
 export interface MessageRow {
   id: number;
@@ -71,15 +71,8 @@ export interface PlannedMessage {
   sending: number;
 }
 
-/**
- * A new message's status, by the rule of messageStatus.ts applied to the statuses a message
- * can start with: queued if any recipient is, else scheduled if any is, else suppressed.
- */
-function initialStatus(recipients: { status: RecipientStatus }[]): MessageStatus {
-  if (recipients.some((r) => r.status === 'queued')) return 'queued';
-  if (recipients.some((r) => r.status === 'scheduled')) return 'scheduled';
-  return 'suppressed';
-}
+/** A new message's status, by the rule its later derivations follow (`messages/status.ts`). */
+const initialStatus = (recipients: { status: RecipientStatus }[]): MessageStatus => messageStatusOf(recipients.map((r) => r.status));
 
 const ROWS_PER_INSERT = 200;
 
