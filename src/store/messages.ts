@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { insertedId, inTransaction, isPg, runAtomically, runTogether, type Conn, type Statement, type Tx } from './db.ts';
-import { deriveMessageStatuses, derivedStatus } from './messageStatus.ts';
+import { deriveMessageStatuses } from './messageStatus.ts';
 import { messageStatusOf, type MessageStatus, type RecipientStatus } from '../messages/status.ts';
 
 export interface MessageRow {
@@ -165,27 +165,6 @@ export const messagesRepo = {
     }
     await runTogether(tx, alongside);
     return ids;
-  },
-  /** A message and its recipients; the message's status is derived from theirs. */
-  /**
-   * Inserts a message with its recipients and derives its status; `messageIdFor` names the
-   * Message-ID header once the id is known. No other transaction can see the new row yet, so
-   * one unlocked update does both.
-   */
-  async insert(
-    tx: Tx,
-    { content, ...row }: Omit<MessageWithContent, 'id' | 'status'>,
-    recipients: Omit<RecipientRow, 'id' | 'message_id'>[],
-    messageIdFor?: (id: number) => string,
-  ): Promise<number> {
-    const [inserted] = await tx('messages').insert({ ...row, status: 'queued' }).returning('id');
-    const id = insertedId(inserted);
-    if (content !== null) await tx('message_contents').insert({ message_id: id, content });
-    if (recipients.length > 0) await tx('recipients').insert(recipients.map((r) => ({ ...r, message_id: id })));
-    await tx('messages')
-      .where({ id })
-      .update({ status: derivedStatus(tx), ...(messageIdFor ? { message_id_header: messageIdFor(id) } : {}) });
-    return id;
   },
   byId: (db: Conn, id: number): Promise<MessageWithContent | undefined> => withContent(db).where('messages.id', id).first(),
   /** Several messages by id, in one query per 500. */
