@@ -1,5 +1,5 @@
 import { isPg, type Statement, type Tx } from './db.ts';
-import { MESSAGE_STATUS_OTHERWISE, MESSAGE_STATUS_RULE, type StatusClause } from '../messages/status.ts';
+import { MESSAGE_STATUS_OTHERWISE, MESSAGE_STATUS_RULE, statusChangesOnMove, type RecipientStatus, type StatusClause } from '../messages/status.ts';
 
 /**
  * A message's status is derived from its recipients, in the database, by the one expression
@@ -19,6 +19,20 @@ const DERIVED = `(select case
 
 /** The derived status of the `messages` row being updated, as an SQL expression. */
 const derivedStatus = (tx: Tx) => tx.raw(DERIVED);
+
+/**
+ * For a statement that moves recipients from one of `from` to `to` and sets their messages'
+ * statuses without reading the messages' other recipients: the new status of the `messages` row
+ * `alias`, and the condition under which it changes, as SQL. Both come from the rule
+ * (`statusChangesOnMove`), which throws if the status before does not decide it.
+ */
+export function statusOnMove(alias: string, from: readonly RecipientStatus[], to: RecipientStatus): { status: string; changes: string } {
+  const changes = statusChangesOnMove(from, to);
+  if (changes.size === 0) throw new Error(`moving ${from.join('/')} to ${to} changes no message's status`);
+  const targets = [...new Set(changes.values())];
+  const status = targets.length === 1 ? `'${targets[0]}'` : `case ${alias}.status ${[...changes].map(([a, b]) => `when '${a}' then '${b}'`).join(' ')} end`;
+  return { status, changes: `${alias}.status in (${quoted([...changes.keys()])})` };
+}
 
 /**
  * Re-derives the status of these messages from their recipients. On PostgreSQL the message

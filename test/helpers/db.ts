@@ -97,10 +97,9 @@ export async function messagesWith(
     const recipientIds: { id: number; message_id: number }[] = [];
     for (let i = 0; i < recipients.length; i += 200) recipientIds.push(...(await tx('recipients').insert(recipients.slice(i, i + 200)).returning(['id', 'message_id'])));
     await deriveMessageStatuses(tx, messageIds);
-    return messageIds.map((messageId) => ({
-      messageId,
-      recipientIds: recipientIds.filter((r) => r.message_id === messageId).map((r) => r.id).sort((a, b) => a - b),
-    }));
+    const byMessage = new Map<number, number[]>(messageIds.map((id) => [id, []]));
+    for (const r of recipientIds.sort((a, b) => a.id - b.id)) byMessage.get(r.message_id)!.push(r.id);
+    return messageIds.map((messageId) => ({ messageId, recipientIds: byMessage.get(messageId)! }));
   });
   return { workspaceId: ws.id, messages: made };
 }
