@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { insertedId, inTransaction, isPg, runAtomically, runTogether, type Conn, type Statement, type Tx } from './db.ts';
 import { deriveMessageStatuses } from './messageStatus.ts';
+import { suppressionsRepo, type Stream } from './suppressions.ts';
 import { messageStatusOf, type MessageStatus, type RecipientStatus } from '../messages/status.ts';
 
 export interface MessageRow {
@@ -125,6 +126,23 @@ export const messagesRepo = {
       ...((also?.bindings ?? []) as Knex.RawBinding[]),
     ])) as { rows: { ids: number[]; read?: unknown[] }[] };
     return { ids: rows[0]!.ids.map(Number).sort((a, b) => a - b), read: rows[0]!.read ?? [] };
+  },
+  /**
+   * `count` new message ids drawn ahead (for `insertMany`'s `drawn`) with which of `addresses`
+   * are suppressed on the stream (lowercased, as `suppressionsRepo.suppressedAmong` gives them),
+   * in one round trip: on PostgreSQL, for up to 500 addresses. Null otherwise: SQLite takes the
+   * ids as it inserts, and the caller reads the suppressions itself.
+   */
+  async drawIdsWithSuppressed(
+    tx: Conn,
+    count: number,
+    workspaceId: number,
+    stream: Stream,
+    addresses: string[],
+  ): Promise<{ ids: number[]; suppressed: Set<string> } | null> {
+    if (!isPg(tx) || addresses.length > 500) return null;
+    const { ids, read } = await messagesRepo.drawIds(tx, count, suppressionsRepo.amongQuery(tx, workspaceId, stream, addresses));
+    return { ids, suppressed: new Set(read as string[]) };
   },
   /**
    * Inserts messages with their recipients in a few multi-row statements and returns their
