@@ -9,9 +9,10 @@ import { MESSAGE_STATUS_OTHERWISE, MESSAGE_STATUS_RULE, statusChangesOnMove, typ
  * its `only` ones (vacuously so for a message without recipients, as in the table).
  */
 const quoted = (statuses: readonly string[]) => statuses.map((s) => `'${s}'`).join(', ');
-const recipientsWhose = (test: string) => `coalesce(sum(case when r.status ${test} then 1 else 0 end), 0)`;
+// One count per status, shared by the lines that name it: the database computes each once.
+const count = (status: string) => `coalesce(sum(case when r.status = '${status}' then 1 else 0 end), 0)`;
 const holds = (clause: StatusClause) =>
-  'any' in clause ? `${recipientsWhose(`in (${quoted(clause.any)})`)} > 0` : `${recipientsWhose(`not in (${quoted(clause.only)})`)} = 0`;
+  'any' in clause ? `${clause.any.map(count).join(' + ')} > 0` : `count(*) - ${clause.only.map(count).join(' - ')} = 0`;
 const DERIVED = `(select case
     ${MESSAGE_STATUS_RULE.map((clause) => `when ${holds(clause)} then '${clause.then}'`).join('\n    ')}
     else '${MESSAGE_STATUS_OTHERWISE}' end
