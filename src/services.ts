@@ -17,7 +17,7 @@ import { GroupCommitter } from './store/groupCommit.ts';
 import { createLogger } from './log/logger.ts';
 import { createMetrics, type Metrics } from './metrics/registry.ts';
 import { windowsFor, type RateDecision } from './ratelimit/sliding.ts';
-import { commitLanes, createDb, isPg, type Db } from './store/db.ts';
+import { commitLanes, createDb, singleWriter, type Db } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
 import { rateCountStore, rateLimits } from './store/rateLimits.ts';
 import { RateCounter } from './ratelimit/counter.ts';
@@ -82,15 +82,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   // In the sandbox, `*.test` domains verify without DNS: their records count as published.
   const dns = config.delivery.mode === 'sandbox' ? sandboxResolver(realDns, ownZone(db, config.server.hostname)) : realDns;
   await migrate(db);
-  const committer = new GroupCommitter(db, undefined, commitLanes(config.database), isPg(db) ? 0 : SQLITE_COMMIT_LINGER_MS);
+  const oneWriter = singleWriter(db);
+  const committer = new GroupCommitter(db, undefined, commitLanes(config.database), oneWriter ? SQLITE_COMMIT_LINGER_MS : 0);
   // PostgreSQL: accepting commits run beside the others instead of queueing behind delivery's
   // outcomes, two at a time. They only insert new rows and add to usage counters no other
   // commit touches, in one order, so they cannot deadlock with each other or with the rest.
   // SQLite has one writer: one committer for everything.
-  const acceptCommitter = isPg(db) ? new GroupCommitter(db, undefined, ACCEPT_LANES) : committer;
+  const acceptCommitter = oneWriter ? committer : new GroupCommitter(db, undefined, ACCEPT_LANES);
   const accept = new AcceptService({ db, committer: acceptCommitter, clock, log });
   const rateCounter = new RateCounter({ store: rateCountStore(db), flush: () => committer.run(async () => undefined) });
-  const exactRate = isPg(db) ? new BatchedRateLimit((groups, windowSeconds) => rateLimits.hitGroups(db, groups, windowSeconds)) : null;
+  const exactRate = oneWriter ? null : new BatchedRateLimit((groups, windowSeconds) => rateLimits.hitGroups(db, groups, windowSeconds));
   // On PostgreSQL the counter stays empty: no hook.
   if (!exactRate) committer.setCommitHook({ due: () => rateCounter.due(), run: (tx) => rateCounter.beforeCommit(tx, clock.now()) });
   const keyring = await loadTokenKeyring(db, clock);

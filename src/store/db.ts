@@ -146,6 +146,14 @@ function statementReusingClient(): typeof knexFactory.Client {
 
 export const isPg = (db: Conn): boolean => db.client.config.client === 'pg';
 
+/**
+ * Whether the database has a single writer: SQLite, written by one process, one transaction at
+ * a time. What the composition root wires by: with one writer, one committer serves every
+ * write and rate-limit counts can be kept in memory (no other process counts); PostgreSQL, shared
+ * by processes and committing side by side, needs neither restraint nor shortcut.
+ */
+export const singleWriter = (db: Conn): boolean => !isPg(db);
+
 /** Whether `conn` is a transaction rather than the database itself. */
 export const inTransaction = (conn: Conn): conn is Tx => (conn as { isTransaction?: boolean }).isTransaction === true;
 

@@ -1,5 +1,5 @@
 import { Batcher, type Batch } from '../core/batcher.ts';
-import type { Db, Tx } from './db.ts';
+import { isPg, type Conn, type Db, type Tx } from './db.ts';
 
 interface Job {
   work: (tx: Tx) => Promise<unknown>;
@@ -121,6 +121,18 @@ export class GroupCommitter {
   /** Commits what is queued, then refuses new jobs (the process is stopping). */
   close(): Promise<void> {
     return this.batcher.close();
+  }
+
+  /**
+   * A job that can make its writes atomic itself, run the cheaper way for the database: on
+   * PostgreSQL as `runOwn`, given the database (no BEGIN and COMMIT round trips when its writes
+   * are one statement); on SQLite, where a transaction costs no round trip but a commit costs a
+   * WAL sync, in the shared commit (`run`), given its transaction. A job whose writes need a
+   * transaction opens one when it was given none (`inTransaction` tells which it got). `options`
+   * apply to the shared commit.
+   */
+  runOwnIfCheaper<T>(work: (conn: Conn) => Promise<T>, options: RunOptions = {}): Promise<T> {
+    return isPg(this.db) ? this.runOwn(work) : this.run(work, options);
   }
 
   /**

@@ -1,28 +1,39 @@
 import { isPg, type Statement, type Tx } from './db.ts';
+import { MESSAGE_STATUS_OTHERWISE, MESSAGE_STATUS_RULE, statusChangesOnMove, type RecipientStatus, type StatusClause } from '../messages/status.ts';
 
 /**
- * A message's status is derived from its recipients, in the database, by the one function
+ * A message's status is derived from its recipients, in the database, by the one expression
  * below; every repository that changes a recipient's status calls it in the same transaction.
- *
- * The rule: while any recipient is unfinished, the most advanced unfinished status (sending,
- * deferred, queued, scheduled); once all are final, `suppressed` if all are, else judged on the
- * others: all delivered → `delivered`, some → `partial`, none but some bounced → `bounced`, all
- * canceled → `canceled`, else `failed`.
+ * The expression is the rule's table (`messages/status.ts`) written as SQL, one `when` per line:
+ * a line holds when some recipient has one of its `any` statuses, or none has a status outside
+ * its `only` ones (vacuously so for a message without recipients, as in the table).
  */
+const quoted = (statuses: readonly string[]) => statuses.map((s) => `'${s}'`).join(', ');
+// One count per status, shared by the lines that name it: the database computes each once.
 const count = (status: string) => `coalesce(sum(case when r.status = '${status}' then 1 else 0 end), 0)`;
-const others = `(count(*) - ${count('suppressed')})`;
+const holds = (clause: StatusClause) =>
+  'any' in clause ? `${clause.any.map(count).join(' + ')} > 0` : `count(*) - ${clause.only.map(count).join(' - ')} = 0`;
 const DERIVED = `(select case
-    when ${count('sending')} > 0 then 'sending'
-    when ${count('deferred')} > 0 then 'deferred'
-    when ${count('queued')} > 0 then 'queued'
-    when ${count('scheduled')} > 0 then 'scheduled'
-    when ${others} = 0 then 'suppressed'
-    when ${count('delivered')} = ${others} then 'delivered'
-    when ${count('delivered')} > 0 then 'partial'
-    when ${count('bounced')} > 0 then 'bounced'
-    when ${count('canceled')} = ${others} then 'canceled'
-    else 'failed' end
+    ${MESSAGE_STATUS_RULE.map((clause) => `when ${holds(clause)} then '${clause.then}'`).join('\n    ')}
+    else '${MESSAGE_STATUS_OTHERWISE}' end
   from recipients r where r.message_id = messages.id)`;
+
+/** The derived status of the `messages` row being updated, as an SQL expression. */
+const derivedStatus = (tx: Tx) => tx.raw(DERIVED);
+
+/**
+ * For a statement that moves recipients from one of `from` to `to` and sets their messages'
+ * statuses without reading the messages' other recipients: the new status of the `messages` row
+ * `alias`, and the condition under which it changes, as SQL. Both come from the rule
+ * (`statusChangesOnMove`), which throws if the status before does not decide it.
+ */
+export function statusOnMove(alias: string, from: readonly RecipientStatus[], to: RecipientStatus): { status: string; changes: string } {
+  const changes = statusChangesOnMove(from, to);
+  if (changes.size === 0) throw new Error(`moving ${from.join('/')} to ${to} changes no message's status`);
+  const targets = [...new Set(changes.values())];
+  const status = targets.length === 1 ? `'${targets[0]}'` : `case ${alias}.status ${[...changes].map(([a, b]) => `when '${a}' then '${b}'`).join(' ')} end`;
+  return { status, changes: `${alias}.status in (${quoted([...changes.keys()])})` };
+}
 
 /**
  * Re-derives the status of these messages from their recipients. On PostgreSQL the message
@@ -31,9 +42,6 @@ const DERIVED = `(select case
  * one message, the second to take the lock sees the first one's committed recipient and
  * writes the final status. SQLite's single writer gives the same order for free.
  */
-/** The derived status of the `messages` row being updated, as an SQL expression. */
-export const derivedStatus = (tx: Tx) => tx.raw(DERIVED);
-
 export async function deriveMessageStatuses(tx: Tx, messageIds: Iterable<number>): Promise<void> {
   for (const chunk of chunksOf(messageIds)) {
     if (isPg(tx)) await tx('messages').whereIn('id', chunk).orderBy('id').forUpdate().select('id');

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { insertedId, inTransaction, isPg, runAtomically, runTogether, type Conn, type Statement, type Tx } from './db.ts';
 import { deriveMessageStatuses } from './messageStatus.ts';
-import type { MessageStatus, RecipientStatus } from '../messages/status.ts';
+import { suppressionsRepo, type Stream } from './suppressions.ts';
+import { messageStatusOf, type MessageStatus, type RecipientStatus } from '../messages/status.ts';
 
 export interface MessageRow {
   id: number;
@@ -71,15 +72,8 @@ export interface PlannedMessage {
   sending: number;
 }
 
-/**
- * A new message's status, by the rule of messageStatus.ts applied to the statuses a message
- * can start with: queued if any recipient is, else scheduled if any is, else suppressed.
- */
-function initialStatus(recipients: { status: RecipientStatus }[]): MessageStatus {
-  if (recipients.some((r) => r.status === 'queued')) return 'queued';
-  if (recipients.some((r) => r.status === 'scheduled')) return 'scheduled';
-  return 'suppressed';
-}
+/** A new message's status, by the rule its later derivations follow (`messages/status.ts`). */
+const initialStatus = (recipients: { status: RecipientStatus }[]): MessageStatus => messageStatusOf(recipients.map((r) => r.status));
 
 const ROWS_PER_INSERT = 200;
 
@@ -134,6 +128,23 @@ export const messagesRepo = {
     return { ids: rows[0]!.ids.map(Number).sort((a, b) => a - b), read: rows[0]!.read ?? [] };
   },
   /**
+   * `count` new message ids drawn ahead (for `insertMany`'s `drawn`) with which of `addresses`
+   * are suppressed on the stream (lowercased, as `suppressionsRepo.suppressedAmong` gives them),
+   * in one round trip: on PostgreSQL, for up to 500 addresses. Null otherwise: SQLite takes the
+   * ids as it inserts, and the caller reads the suppressions itself.
+   */
+  async drawIdsWithSuppressed(
+    tx: Conn,
+    count: number,
+    workspaceId: number,
+    stream: Stream,
+    addresses: string[],
+  ): Promise<{ ids: number[]; suppressed: Set<string> } | null> {
+    if (!isPg(tx) || addresses.length > 500) return null;
+    const { ids, read } = await messagesRepo.drawIds(tx, count, suppressionsRepo.amongQuery(tx, workspaceId, stream, addresses));
+    return { ids, suppressed: new Set(read as string[]) };
+  },
+  /**
    * Inserts messages with their recipients in a few multi-row statements and returns their
    * ids in the order given. The ids of one statement's rows ascend in the order of its VALUES,
    * which is how they are matched back. No other transaction can see the new rows yet, so the
@@ -173,12 +184,6 @@ export const messagesRepo = {
     await runTogether(tx, alongside);
     return ids;
   },
-  /** A message and its recipients; the message's status is derived from theirs. */
-  /**
-   * Inserts a message with its recipients and derives its status; `messageIdFor` names the
-   * Message-ID header once the id is known. No other transaction can see the new row yet, so
-   * one unlocked update does both.
-   */
   byId: (db: Conn, id: number): Promise<MessageWithContent | undefined> => withContent(db).where('messages.id', id).first(),
   /** Several messages by id, in one query per 500. */
   async byIds(db: Conn, ids: number[]): Promise<Map<number, MessageWithContent>> {

@@ -1,5 +1,5 @@
 import { isPg, type Conn, type Db, type Tx } from './db.ts';
-import { deriveMessageStatuses } from './messageStatus.ts';
+import { deriveMessageStatuses, statusOnMove } from './messageStatus.ts';
 import type { RecipientRow } from './messages.ts';
 
 /**
@@ -11,6 +11,19 @@ import type { RecipientRow } from './messages.ts';
 
 /** Statuses a claim may take; `sending` only once its lease has expired (due_at = lease end). */
 const CLAIMABLE = ['queued', 'deferred', 'sending'] as const;
+const CLAIMABLE_SQL = CLAIMABLE.map((s) => `'${s}'`).join(', ');
+
+/**
+ * How the PostgreSQL statements below set the status of the messages whose recipients they
+ * move, by the rule (`messages/status.ts`): a claimed recipient is `sending`, which the rule
+ * ranks above every other status, so a claimed message becomes `sending`; a released scheduled
+ * recipient is `queued`, ranked above `scheduled` and below every other unfinished status, and a
+ * message with a scheduled recipient is never final, so exactly the messages still `scheduled`
+ * become `queued`. Neither needs the messages' other recipients read again. Worked out on first
+ * use (the rule is tried on every set of statuses: some milliseconds a CLI command need not pay).
+ */
+const claimMarks = once(() => statusOnMove('m', CLAIMABLE, 'sending'));
+const releaseMarks = once(() => statusOnMove('m', ['scheduled'], 'queued'));
 
 export interface ClaimRequest {
   owner: string;
@@ -51,16 +64,15 @@ export const queueRepo = {
    * on PostgreSQL the pick skips rows another worker has locked (FOR UPDATE SKIP LOCKED); on
    * SQLite the single writer makes the statement atomic. The messages of the claimed rows
    * become `sending` in the same transaction. On PostgreSQL the whole claim is ONE statement
-   * (one round trip, no BEGIN/COMMIT): a claimed recipient is `sending`, which the derivation
-   * ranks above every other status, so the messages' new status is known without reading their
-   * recipients again; their rows are locked in id order first.
+   * (one round trip, no BEGIN/COMMIT): the messages' new status is known without reading their
+   * recipients again (`claimMarks`); their rows are locked in id order first.
    */
   async claim(db: Db, req: ClaimRequest): Promise<RecipientRow[]> {
     const leaseUntil = req.now + req.leaseMs;
     if (isPg(db)) {
       const { rows } = (await db.raw(
         `with picked as (
-           select id from recipients where status in ('queued', 'deferred', 'sending') and due_at <= ?
+           select id from recipients where status in (${CLAIMABLE_SQL}) and due_at <= ?
            order by due_at limit ? for update skip locked
          ), claimed as (
            update recipients r set status = 'sending', lease_owner = ?, lease_until = ?, due_at = ?, updated_at = ?
@@ -68,7 +80,7 @@ export const queueRepo = {
          ), held as (
            select id from messages where id in (select message_id from claimed) order by id for update
          ), marked as (
-           update messages m set status = 'sending' from held where m.id = held.id and m.status <> 'sending'
+           update messages m set status = ${claimMarks().status} from held where m.id = held.id and ${claimMarks().changes}
          )
          select * from claimed`,
         [req.now, req.limit, req.owner, leaseUntil, leaseUntil, req.now],
@@ -278,10 +290,8 @@ export const queueRepo = {
 };
 
 /**
- * One chunk of `releaseScheduled` on PostgreSQL as one statement. A released recipient is
- * `queued`, which the derivation ranks above `scheduled` and below every other unfinished
- * status, and a message with a scheduled recipient is never final: so exactly the messages
- * still `scheduled` become `queued`, without reading their recipients again.
+ * One chunk of `releaseScheduled` on PostgreSQL as one statement; the messages' new status is
+ * known without reading their recipients again (`releaseMarks`).
  */
 async function releaseChunkPg(db: Db, now: number, chunk: number): Promise<number> {
   const { rows } = (await db.raw(
@@ -292,12 +302,17 @@ async function releaseChunkPg(db: Db, now: number, chunk: number): Promise<numbe
      ), held as (
        select id from messages where id in (select message_id from released) order by id for update
      ), marked as (
-       update messages m set status = 'queued' from held where m.id = held.id and m.status = 'scheduled'
+       update messages m set status = ${releaseMarks().status} from held where m.id = held.id and ${releaseMarks().changes}
      )
      select count(*)::int as n from released`,
     [now, chunk, now],
   )) as { rows: { n: number }[] };
   return rows[0]!.n;
+}
+
+function once<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= make());
 }
 
 function chunks<T>(items: T[], size: number): T[][] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Db } from '../../src/store/db.ts';
+import { inTransaction, type Db } from '../../src/store/db.ts';
 import { GroupCommitter } from '../../src/store/groupCommit.ts';
 import { openStore } from '../helpers/db.ts';
 import { STORES, type StoreKind } from '../helpers/stores.ts';
@@ -166,6 +166,29 @@ describe.each(STORES)('jobs of their own (%s)', (kind) => {
     await expect(own).rejects.toThrow('own job refuses');
     expect(await after).toBe('after');
     expect((await db('counters').where({ id: 1 }).first()).v).toBe(1);
+  });
+});
+
+describe.each(STORES)('jobs that make their writes atomic themselves (%s)', (kind) => {
+  it('share the commit on SQLite (one WAL sync) and run on their own on PostgreSQL (no BEGIN and COMMIT)', async () => {
+    const { open } = await counters(kind);
+    const db = open();
+    const committer = new GroupCommitter(db);
+    const given: boolean[] = [];
+    const bump = (id: number) => committer.run(async (tx) => void (await tx('counters').where({ id }).increment('v', 1)));
+    const jobs = [
+      bump(2),
+      committer.runOwnIfCheaper(async (conn) => {
+        given.push(inTransaction(conn));
+        await conn('counters').where({ id: 1 }).increment('v', 10);
+        return 'own';
+      }),
+      bump(2),
+    ];
+    expect(await Promise.all(jobs)).toStrictEqual([undefined, 'own', undefined]);
+    expect(given).toStrictEqual([kind === 'sqlite']);
+    expect((await db('counters').orderBy('id').select('v')).map((r) => r.v)).toStrictEqual([10, 2]);
+    expect(committer.stats()).toStrictEqual({ commits: kind === 'sqlite' ? 1 : 2, jobs: 3 });
   });
 });
 
