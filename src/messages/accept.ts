@@ -2,7 +2,7 @@ import { Batcher } from '../core/batcher.ts';
 import { conflict, invalid } from '../core/errors.ts';
 import type { Clock, Logger } from '../core/ports.ts';
 import { randomHex } from '../core/random.ts';
-import { isPg, type Conn, type Db, type Tx } from '../store/db.ts';
+import { inTransaction, type Conn, type Db, type Tx } from '../store/db.ts';
 import { domainsRepo } from '../store/domains.ts';
 import { DuplicateKeyError } from '../store/errors.ts';
 import type { GroupCommitter } from '../store/groupCommit.ts';
@@ -101,13 +101,10 @@ export class AcceptService {
   private commitBatch(take: () => Waiting[]): Promise<AcceptResult[]> {
     // On PostgreSQL the batch commits on its own: one statement when it fits in one, with no
     // BEGIN and COMMIT round trips (a transaction only when it updates several usage counters).
-    if (isPg(this.deps.db)) {
-      return this.deps.committer.runOwn((db) => {
-        const taken = take();
-        return new Set(taken.map(group)).size > 1 ? db.transaction((tx) => this.writeMany(tx, taken)) : this.writeMany(db, taken);
-      });
-    }
-    return this.deps.committer.run((tx) => this.writeMany(tx, take()), LAST);
+    return this.deps.committer.runOwnIfCheaper((conn) => {
+      const taken = take();
+      return new Set(taken.map(group)).size > 1 && !inTransaction(conn) ? conn.transaction((tx) => this.writeMany(tx, taken)) : this.writeMany(conn, taken);
+    }, LAST);
   }
 
   /** Commits and jobs of the committer accepting writes through, to see how well they are shared. */
@@ -163,10 +160,10 @@ export class AcceptService {
     // On PostgreSQL one group's suppressions come with the message ids, in one round trip.
     let drawn: number[] | undefined;
     const [only] = byGroup.values();
-    if (isPg(tx) && byGroup.size === 1 && only!.addresses.size <= 500) {
-      const { ids, read } = await messagesRepo.drawIds(tx, batch.length, suppressionsRepo.amongQuery(tx, only!.workspaceId, only!.stream, [...only!.addresses]));
-      drawn = ids;
-      suppressed.set(group(batch[0]!), new Set(read as string[]));
+    if (byGroup.size === 1) {
+      const ahead = await messagesRepo.drawIdsWithSuppressed(tx, batch.length, only!.workspaceId, only!.stream, [...only!.addresses]);
+      drawn = ahead?.ids;
+      if (ahead) suppressed.set(group(batch[0]!), ahead.suppressed);
     }
     for (const [key, g] of drawn ? [] : byGroup) {
       const found = new Set<string>();
