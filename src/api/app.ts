@@ -25,6 +25,8 @@ import { consoleRoutes } from './routes/console.ts';
 export interface AppOptions {
   /** A pino logger for request logs; none by default (tests). */
   logger?: FastifyBaseLogger;
+  /** The roles of the process not running yet, named by a 503 from `/healthz`; none by default. */
+  readiness?: { notReady(): readonly string[] };
 }
 
 /** The Fastify app: the only place that knows about HTTP. */
@@ -66,7 +68,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
 
-  await app.register(operationalRoutes(services));
+  await app.register(operationalRoutes(services, options.readiness));
   await app.register(trackingRoutes(services));
   await app.register(consoleRoutes(services));
 
