@@ -82,7 +82,6 @@ describe('/healthz as readiness', () => {
     expect(at200).toStrictEqual(['ok 401', 'ok 220', 'ok 220', 'ok 220']);
 
     // While anything was starting, the answer named it.
-    console.log(`${notReady.length} answers 503 before the 200: ${[...new Set(notReady)].join(' | ')}`);
     for (const error of notReady) expect(error).toMatch(/^Not ready: (api|submission|inbound|delivery|webhooks)(, (submission|inbound|delivery|webhooks))*$/);
 
     expect(await serve.stop()).toBe(0);
