@@ -1,7 +1,7 @@
 import { hostnameWarning } from './config/load.ts';
 import type { Config } from './config/schema.ts';
 import { startRetention } from './retention/prune.ts';
-import { ROLE_STARTERS, ROLES, type Role, type RunningRole } from './roles/index.ts';
+import { Readiness, ROLE_STARTERS, ROLES, type Role, type RunningRole } from './roles/index.ts';
 import { createServices, type ServiceOverrides, type Services } from './services.ts';
 import { workspaces } from './store/workspaces.ts';
 
@@ -41,18 +41,29 @@ export async function startServer(
 
   const retention = startRetention(services);
   const running: Partial<Record<Role, RunningRole>> = {};
-  const started: RunningRole[] = [];
+  const started: Role[] = [];
+  // The API listens first, so /healthz answers 503 naming the roles still starting rather than
+  // refusing connections; each role reports once its starter returns (its listeners accept).
+  const readiness = new Readiness(wanted);
+  const stopRoles = async () => {
+    for (const role of [...started].reverse()) {
+      readiness.stopping(role);
+      await running[role]!.close();
+    }
+  };
   try {
     for (const role of wanted) {
-      running[role] = await ROLE_STARTERS[role](services, { logRequests: options.logRequests });
-      started.push(running[role]!);
+      running[role] = await ROLE_STARTERS[role](services, { logRequests: options.logRequests, readiness });
+      started.push(role);
+      readiness.started(role);
     }
   } catch (err) {
     retention.stop();
-    for (const role of started.reverse()) await role.close();
+    await stopRoles();
     await services.close();
     throw err;
   }
+  log.info({ phase: 'ready', roles: wanted }, `ready: ${wanted.join(', ')}`);
 
   if ((await workspaces.list(services.db)).length === 0) {
     log.info('No workspace yet. Create one with: mailsvc workspace create NAME');
@@ -67,7 +78,7 @@ export async function startServer(
     close: () =>
       (closing ??= (async () => {
         retention.stop();
-        for (const role of [...started].reverse()) await role.close();
+        await stopRoles();
         await services.close();
       })()),
   };

@@ -6,6 +6,7 @@ import { installAuth } from './auth.ts';
 import { clientError, frameworkError, installErrorHandling } from './errors.ts';
 import { installCanonicalIds } from './ids.ts';
 import { installJsonParser } from './json.ts';
+import { installLingeringClose } from './linger.ts';
 import { OneLinePerRequest } from './request-log.ts';
 import { buildValidator } from './validation.ts';
 import { ErrorBody } from './schemas/common.ts';
@@ -25,6 +26,8 @@ import { consoleRoutes } from './routes/console.ts';
 export interface AppOptions {
   /** A pino logger for request logs; none by default (tests). */
   logger?: FastifyBaseLogger;
+  /** The roles of the process not running yet, named by a 503 from `/healthz`; none by default. */
+  readiness?: { notReady(): readonly string[] };
 }
 
 /** The Fastify app: the only place that knows about HTTP. */
@@ -44,6 +47,12 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app, config.http.bodyLimit);
+  // After an early 413, up to twice the limit more is read (an 11 MB body at 10 MB ends cleanly).
+  installLingeringClose(
+    app,
+    { bytes: 2 * config.http.bodyLimit, totalMs: 30_000, idleMs: 5_000 },
+    { discarded: (n) => metrics.httpDiscarded.inc(n), lingering: (delta) => metrics.httpLingering.inc(delta) },
+  );
   installCanonicalIds(app);
   // Only JSON bodies: anything else is a 415, not a string handed to the JSON schema.
   app.removeContentTypeParser('text/plain');
@@ -66,7 +75,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
 
-  await app.register(operationalRoutes(services));
+  await app.register(operationalRoutes(services, options.readiness));
   await app.register(trackingRoutes(services));
   await app.register(consoleRoutes(services));
 

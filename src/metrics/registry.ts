@@ -24,6 +24,16 @@ export function createMetrics() {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
+    httpDiscarded: new Counter({
+      name: 'mailsvc_http_discarded_body_bytes_total',
+      help: 'Bytes of request bodies read and thrown away after an answer sent before them (a 413 over http.bodyLimit), so that the client can read it',
+      registers: [registry],
+    }),
+    httpLingering: new Gauge({
+      name: 'mailsvc_http_lingering_connections',
+      help: 'Connections reading and throwing away the rest of a body after an answer sent before it, until it ends or a bound is reached',
+      registers: [registry],
+    }),
     inboundReports: new Counter({
       name: 'mailsvc_inbound_reports_total',
       help: 'Reports received by the inbound listener, by kind and outcome (applied, duplicate, no_effect, uncorrelated, unparsed)',

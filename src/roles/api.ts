@@ -4,7 +4,7 @@ import type { RoleStarter } from './types.ts';
 
 export const startApiRole: RoleStarter = async (services, options) => {
   const { config, log } = services;
-  const http = await buildApp(services, { logger: options.logRequests ? (log as unknown as FastifyBaseLogger) : undefined });
+  const http = await buildApp(services, { logger: options.logRequests ? (log as unknown as FastifyBaseLogger) : undefined, readiness: options.readiness });
   await http.listen({ host: config.http.host, port: config.http.port });
   const address = http.server.address();
   const port = typeof address === 'object' && address ? address.port : config.http.port;

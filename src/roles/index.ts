@@ -15,3 +15,4 @@ export const ROLE_STARTERS: Record<Role, RoleStarter> = {
 };
 
 export { ROLES, type Role, type RunningRole } from './types.ts';
+export { Readiness } from './readiness.ts';

@@ -13,6 +13,8 @@ export interface RunningRole {
 
 export interface RoleOptions {
   logRequests?: boolean;
+  /** Which roles of the process are running, for `/healthz`; without it the API answers 200 when the database does. */
+  readiness?: { notReady(): readonly Role[] };
 }
 
 export type RoleStarter = (services: Services, options: RoleOptions) => Promise<RunningRole>;

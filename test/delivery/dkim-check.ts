@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import type { TestContext } from 'vitest';
 import { createDnsResolver } from '../../src/dns/resolver.ts';
 
 /** mailauth's verdict on every signature of `message`, looking keys up in the given DNS server. */
@@ -22,6 +23,16 @@ export const dkimpyPython: string | null = (() => {
   }
   return null;
 })();
+
+export const DKIMPY_MISSING = 'python3-dkim (dkimpy) is not installed';
+
+/**
+ * Without dkimpy, says on a test that checks more than dkimpy that its dkimpy cross-check did not
+ * run: an annotation the run's summary lists (test/summary-reporter.ts), not a silent pass.
+ */
+export async function noteWithoutDkimpy(ctx: TestContext): Promise<void> {
+  if (!dkimpyPython) await ctx.annotate(`the dkimpy cross-check did not run: ${DKIMPY_MISSING}`, 'skipped');
+}
 
 const DKIMPY_VERIFY = `
 import dkim, os, sys
