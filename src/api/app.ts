@@ -33,7 +33,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger, logController: new OneLinePerRequest() } : { logger: false }),
     bodyLimit: config.http.bodyLimit,
-    trustProxy: true,
+    // X-Forwarded-* are believed only from the configured proxies: anyone else could invent the
+    // client address the tracking limits and events use, or the host the console's origin check compares.
+    trustProxy: config.http.trustProxy.length > 0 ? [...config.http.trustProxy] : false,
     return503OnClosing: true,
     // Suppression entries carry an address in the path (up to 320 characters, more when
     // percent-encoded); Fastify's default of 100 would refuse long but valid ones.
