@@ -6,7 +6,7 @@ import { installAuth } from './auth.ts';
 import { clientError, frameworkError, installErrorHandling } from './errors.ts';
 import { installCanonicalIds } from './ids.ts';
 import { installJsonParser } from './json.ts';
-import { OneLinePerRequest } from './request-log.ts';
+import { OneLinePerRequest, requestLogger } from './request-log.ts';
 import { buildValidator } from './validation.ts';
 import { ErrorBody } from './schemas/common.ts';
 import { domainRoutes } from './routes/v1/domains.ts';
@@ -31,7 +31,7 @@ export interface AppOptions {
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config, metrics } = services;
   const app = Fastify({
-    ...(options.logger ? { loggerInstance: options.logger, logController: new OneLinePerRequest() } : { logger: false }),
+    ...(options.logger ? { loggerInstance: requestLogger(options.logger), logController: new OneLinePerRequest() } : { logger: false }),
     bodyLimit: config.http.bodyLimit,
     // X-Forwarded-* are believed only from the configured proxies: anyone else could invent the
     // client address the tracking limits and events use, or the host the console's origin check compares.
