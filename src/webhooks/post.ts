@@ -4,7 +4,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Config } from '../config/schema.ts';
 import type { Clock } from '../core/ports.ts';
-import { isRefusedAddress, policyLookup, RefusedAddressError, type HostResolver } from './address-policy.ts';
+import { isRefusedAddress, parseWebhookUrl, policyLookup, RefusedAddressError, type HostResolver } from './address-policy.ts';
 
 /** The signature header's value: HMAC-SHA256 of the exact body, keyed by the whole secret. */
 export const signature = (secret: string, body: string): string => `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
@@ -55,13 +55,18 @@ export class WebhookPoster {
   /** `id` is the `webhook-id`: `webhookId(event)` for an event, a fresh one for a test. */
   post(target: string, body: string, secret: string, id: string): Promise<PostResult> {
     const started = performance.now();
-    const url = new URL(target);
+    const refuse = (error: string) => Promise.resolve({ ok: false, status: null, body: null, error, durationMs: 0 });
+    let url: URL;
+    try {
+      // The parse registration checked: the request below is made to this URL object's hostname.
+      url = parseWebhookUrl(target);
+    } catch (err) {
+      return refuse((err as Error).message);
+    }
     const secure = url.protocol === 'https:';
     // Node connects to an IP literal without calling `lookup`: the policy is applied here.
     const literal = url.hostname.replace(/^\[|\]$/g, '');
-    if (!this.opts.allowPrivateAddresses && isIP(literal) !== 0 && isRefusedAddress(literal)) {
-      return Promise.resolve({ ok: false, status: null, body: null, error: new RefusedAddressError(literal, literal).message, durationMs: 0 });
-    }
+    if (!this.opts.allowPrivateAddresses && isIP(literal) !== 0 && isRefusedAddress(literal)) return refuse(new RefusedAddressError(literal, literal).message);
     return new Promise((resolve) => {
       let settled = false;
       const finish = (r: Omit<PostResult, 'durationMs'>) => {
