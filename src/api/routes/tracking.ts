@@ -10,7 +10,7 @@ const NO_CACHE = { 'Cache-Control': 'no-cache, no-store, must-revalidate, privat
  * Every body these unauthenticated routes read, whatever its type: an RFC 8058 body is 26 bytes,
  * a form from the confirmation page no more.
  */
-export const TRACKING_BODY_LIMIT = 4096;
+const TRACKING_BODY_LIMIT = 4096;
 const ROUTE = { schema: { hide: true }, bodyLimit: TRACKING_BODY_LIMIT } as const;
 
 const requester = (request: FastifyRequest): Requester => ({ ip: request.ip, userAgent: request.headers['user-agent']?.slice(0, 512) ?? null });
