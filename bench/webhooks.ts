@@ -60,7 +60,7 @@ for (let i = 0; i < total; i += 500) {
 }
 const expected = total * endpointCount;
 
-const poster = configuredPoster(config, services.webhookHosts);
+const poster = configuredPoster(config, services.webhookHosts, clock);
 const dispatcher = new WebhookDispatcher({ db, committer: services.committer, clock, log: services.log, poster, config: config.webhooks, leaseMs: 30_000 });
 const cpu = process.cpuUsage();
 const started = performance.now();

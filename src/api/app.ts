@@ -7,7 +7,7 @@ import { clientError, frameworkError, installErrorHandling } from './errors.ts';
 import { installCanonicalIds } from './ids.ts';
 import { installJsonParser } from './json.ts';
 import { installLingeringClose } from './linger.ts';
-import { OneLinePerRequest } from './request-log.ts';
+import { OneLinePerRequest, requestLogger } from './request-log.ts';
 import { buildValidator } from './validation.ts';
 import { ErrorBody } from './schemas/common.ts';
 import { domainRoutes } from './routes/v1/domains.ts';
@@ -34,9 +34,11 @@ export interface AppOptions {
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config, metrics } = services;
   const app = Fastify({
-    ...(options.logger ? { loggerInstance: options.logger, logController: new OneLinePerRequest() } : { logger: false }),
+    ...(options.logger ? { loggerInstance: requestLogger(options.logger), logController: new OneLinePerRequest() } : { logger: false }),
     bodyLimit: config.http.bodyLimit,
-    trustProxy: true,
+    // X-Forwarded-* are believed only from the configured proxies: anyone else could invent the
+    // client address the tracking limits and events use, or the host the console's origin check compares.
+    trustProxy: config.http.trustProxy.length > 0 ? [...config.http.trustProxy] : false,
     return503OnClosing: true,
     // Suppression entries carry an address in the path (up to 320 characters, more when
     // percent-encoded); Fastify's default of 100 would refuse long but valid ones.

@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
 import { ServiceError } from '../core/errors.ts';
 
@@ -48,12 +48,15 @@ export function validationMessage(errors: ErrorObject[], context: string): strin
 const FASTIFY_MESSAGES: Record<string, (err: FastifyError, bodyLimit: number) => string> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => 'Request body is not valid JSON',
   FST_ERR_CTP_EMPTY_JSON_BODY: () => 'Request body is empty; send a JSON object',
-  FST_ERR_CTP_BODY_TOO_LARGE: (_e, limit) => `Request body exceeds the limit of ${limit} bytes`,
+  FST_ERR_CTP_BODY_TOO_LARGE: (_e, limit) => `Request body exceeds the limit of ${byteSize(limit)} (${limit} bytes)`,
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => 'Unsupported Content-Type; send application/json',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'Content-Length does not match the body',
   FST_ERR_CTP_INVALID_CONTENT_TYPE: () => 'Content-Type is not a valid media type',
   FST_ERR_BAD_URL: () => 'The request path is not valid percent-encoding',
 };
+
+/** 4096 → "4 KB", 10485760 → "10 MB": the limit as an operator configured it. */
+const byteSize = (n: number): string => (n % 1_048_576 === 0 ? `${n / 1_048_576} MB` : n % 1024 === 0 ? `${n / 1024} KB` : `${n} bytes`);
 
 const MAX_ECHOED_PATH = 200;
 
@@ -98,7 +101,8 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       return reply.code(422).send({ error: validationMessage(err.validation as ErrorObject[], context) });
     }
     const known = err.code ? FASTIFY_MESSAGES[err.code] : undefined;
-    if (known) return reply.code(err.statusCode ?? 400).send({ error: known(err, bodyLimit) });
+    // The route's own limit (4 KB on the unauthenticated routes) when it has one, else the server's.
+    if (known) return reply.code(err.statusCode ?? 400).send({ error: known(err, request.routeOptions.bodyLimit ?? bodyLimit) });
     if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
       return reply.code(400).send({ error: 'Request body is not valid JSON' });
     }
@@ -109,9 +113,14 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     return reply.code(500).send({ error: 'Internal server error' });
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  const notFound = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0];
     const shown = path.length > MAX_ECHOED_PATH ? `${path.slice(0, MAX_ECHOED_PATH)}...` : path;
     return reply.code(404).send({ error: `Not found: ${request.method} ${shown}` });
+  };
+  // Answered before the body is read: a path that names nothing gets no parser, whatever it sends.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.is404) return notFound(request, reply);
   });
+  app.setNotFoundHandler(notFound);
 }

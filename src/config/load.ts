@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { hostname as machineName } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -112,8 +113,20 @@ export function loadConfig(options: LoadOptions = {}): Config {
         : validationProblem(ConfigSchema, e.path, e.value, e.message, sources),
     );
   }
+  if (problems.length === 0) problems.push(...proxyProblems((withDefaults as { http: { trustProxy: string[] } }).http.trustProxy));
   if (problems.length > 0) throw new ConfigError(problems);
   return resolveDerived(withDefaults as unknown as RawShape, root);
+}
+
+/** `http.trustProxy` entries the schema's pattern lets through but that name no address or range. */
+function proxyProblems(entries: string[]): string[] {
+  return entries.flatMap((entry) => {
+    const [address, bits] = entry.split('/');
+    const family = isIP(address);
+    const max = family === 4 ? 32 : 128;
+    const ok = family !== 0 && (bits === undefined || Number(bits) <= max);
+    return ok ? [] : [`http.trustProxy: "${entry}" is not an IP address or a CIDR range (e.g. "127.0.0.1", "10.0.0.0/8")`];
+  });
 }
 
 type RawShape = Omit<Config, 'server' | 'inbound' | 'tracking' | 'database'> & {

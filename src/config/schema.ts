@@ -45,6 +45,13 @@ export const ConfigSchema = Type.Object(
         host: Type.String({ default: '0.0.0.0' }),
         port: port(3000),
         bodyLimit: Type.Integer({ minimum: 1024, default: 10_485_760 }),
+        trustProxy: Type.Array(Type.String({ pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$' }), {
+          default: [],
+          expected: 'a JSON array of IP addresses or CIDR ranges',
+          examples: [['127.0.0.1', '10.0.0.0/8']],
+          description:
+            'reverse proxies whose X-Forwarded-For, -Host and -Proto are believed (client address for tracking limits and events, origin of console requests); empty: none, the socket address counts',
+        }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -12,7 +12,7 @@ const SAMPLE_MS = 5000;
  */
 export const startWebhooksRole: RoleStarter = async (services) => {
   const { config, log, metrics, db } = services;
-  const poster = configuredPoster(config, services.webhookHosts);
+  const poster = configuredPoster(config, services.webhookHosts, services.clock);
   const dispatcher = new WebhookDispatcher({
     db,
     committer: services.committer,

@@ -29,9 +29,10 @@ export interface Requester {
 export type Hit<T> = T | null;
 
 /**
- * The tracking and unsubscribe hits behind `/t/...`, knowing nothing of HTTP. Tokens are
- * verified first (a forged one costs one HMAC and touches nothing); the domain's switches are
- * read again at each hit, so turning tracking off silences mail already sent.
+ * The tracking and unsubscribe hits behind `/t/...`, knowing nothing of HTTP. Every hit counts
+ * against its address's limit first, forged tokens included (else guessing tokens would be
+ * unlimited); then the token is verified (a forged one costs one HMAC and touches nothing). The
+ * domain's switches are read again at each hit, so turning tracking off silences mail already sent.
  */
 export class TrackingHits {
   private readonly gate: HitGate;
@@ -42,35 +43,35 @@ export class TrackingHits {
 
   /** The pixel: true when the token is ours (the GIF is served), whether or not it counted. */
   async open(token: string, who: Requester): Promise<boolean> {
+    this.limit(who);
     const recipientId = verifyRecipient(this.deps.tokens.open, token);
     if (recipientId === null) return false;
-    this.limit(who);
     await this.engage(recipientId, 'email.opened', who, 'open', 'tracking pixel loaded');
     return true;
   }
 
   /** A tracked link: the URL it was minted for, or null. */
   async click(token: string, who: Requester): Promise<Hit<string>> {
+    this.limit(who);
     const hit = verifyClick(this.deps.tokens.click, token);
     if (hit === null) return null;
-    this.limit(who);
     await this.engage(hit.recipientId, 'email.clicked', who, `click ${hit.url}`, 'tracked link followed', hit.url);
     return hit.url;
   }
 
   /** Whether an unsubscribe token is ours and names a recipient we still know (the GET page). */
   async unsubscribable(token: string, who: Requester): Promise<boolean> {
+    this.limit(who);
     const recipientId = verifyRecipient(this.deps.tokens.unsubscribe, token);
     if (recipientId === null) return false;
-    this.limit(who);
     return (await inboundRepo.recipientWithMessage(this.deps.db, recipientId)) !== null;
   }
 
   /** RFC 8058 one-click: `email.unsubscribed` and suppression on the message's stream. */
   async unsubscribe(token: string, who: Requester): Promise<boolean> {
+    this.limit(who);
     const recipientId = verifyRecipient(this.deps.tokens.unsubscribe, token);
     if (recipientId === null) return false;
-    this.limit(who);
     const found = await inboundRepo.recipientWithMessage(this.deps.db, recipientId);
     if (!found) return false;
     const at = this.deps.clock.now();

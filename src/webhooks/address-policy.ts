@@ -4,22 +4,88 @@ import { invalid } from '../core/errors.ts';
 import type { DnsResolver } from '../core/ports.ts';
 
 /**
- * Where a webhook may not point unless `webhooks.allowPrivateAddresses`: loopback, RFC 1918
- * private, link-local (cloud metadata services live there), unique-local, and the unspecified
- * and "this network" addresses, which reach the local machine. IPv4-mapped IPv6 addresses are
- * checked against the IPv4 rules.
+ * Where a webhook may point unless `webhooks.allowPrivateAddresses`: global unicast addresses
+ * only, an allow-list, so a range nobody thought of is refused rather than reached. IPv4: all
+ * but the ranges the IANA special-purpose registry (RFC 6890 and its updates) marks as not
+ * globally reachable, and multicast, reserved and broadcast. IPv6: 2000::/3 but its special
+ * blocks; an IPv6 address that carries an IPv4 one (mapped, NAT64, 6to4) is judged by that IPv4.
  */
-const REFUSED = new BlockList();
-for (const [net, bits] of [['0.0.0.0', 8], ['127.0.0.0', 8], ['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['169.254.0.0', 16]] as const) {
-  REFUSED.addSubnet(net, bits, 'ipv4');
+const NOT_GLOBAL_V4 = new BlockList();
+for (const [net, bits] of [
+  ['0.0.0.0', 8], // "this network": reaches the local machine
+  ['10.0.0.0', 8], // private, RFC 1918
+  ['100.64.0.0', 10], // shared address space (carrier-grade NAT), RFC 6598
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local, where cloud metadata services answer
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation, RFC 5737
+  ['192.88.99.0', 24], // 6to4 relay anycast, deprecated by RFC 7526
+  ['192.168.0.0', 16], // private
+  ['198.18.0.0', 15], // benchmarking, RFC 2544: often internal lab networks
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, with 255.255.255.255 broadcast
+] as const) {
+  NOT_GLOBAL_V4.addSubnet(net, bits, 'ipv4');
 }
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fe80::', 10], ['fc00::', 7]] as const) REFUSED.addSubnet(net, bits, 'ipv6');
 
-export function isRefusedAddress(ip: string): boolean {
-  const family = isIP(ip);
-  if (family === 0) return true;
-  return REFUSED.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+const GLOBAL_V6 = new BlockList();
+GLOBAL_V6.addSubnet('2000::', 3, 'ipv6');
+const NOT_GLOBAL_V6 = new BlockList();
+for (const [net, bits] of [
+  ['2001::', 23], // IETF protocol assignments: Teredo (an obfuscated IPv4 inside), ORCHID, benchmarking
+  ['2001:db8::', 32], // documentation
+  ['3fff::', 20], // documentation, RFC 9637
+] as const) {
+  NOT_GLOBAL_V6.addSubnet(net, bits, 'ipv6');
 }
+
+/** The eight 16-bit groups of a valid IPv6 address (a trailing dotted quad included). */
+function groups(ip: string): number[] {
+  let text = ip.split('%')[0];
+  const lastColon = text.lastIndexOf(':');
+  const tail = text.slice(lastColon + 1);
+  if (tail.includes('.')) {
+    const [a, b, c, d] = tail.split('.').map(Number);
+    text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, rest] = text.split('::');
+  const left = head ? head.split(':') : [];
+  const right = rest ? rest.split(':') : [];
+  const words = rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return words.map((w) => parseInt(w, 16));
+}
+
+const quad = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+
+/**
+ * The IPv4 address an IPv6 one reaches: IPv4-mapped (::ffff:0:0/96, which the socket layer
+ * turns into that IPv4), NAT64 (64:ff9b::/96, RFC 6052) and 6to4 (2002::/16, RFC 3056).
+ */
+function embeddedIpv4(g: number[]): string | null {
+  const zeros = (from: number, to: number) => g.slice(from, to).every((w) => w === 0);
+  if (zeros(0, 5) && g[5] === 0xffff) return quad(g[6], g[7]);
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return quad(g[6], g[7]);
+  if (g[0] === 0x2002) return quad(g[1], g[2]);
+  return null;
+}
+
+/** Whether `ip` is a global unicast address, the only kind a webhook is sent to by default. */
+export function isGlobalUnicast(ip: string): boolean {
+  const family = isIP(ip);
+  if (family === 4) return !NOT_GLOBAL_V4.check(ip, 'ipv4');
+  if (family !== 6) return false;
+  const g = groups(ip);
+  if (g.length !== 8 || g.some((w) => !(w >= 0 && w <= 0xffff))) return false;
+  const v4 = embeddedIpv4(g);
+  if (v4 !== null) return isGlobalUnicast(v4);
+  const bare = ip.split('%')[0];
+  return GLOBAL_V6.check(bare, 'ipv6') && !NOT_GLOBAL_V6.check(bare, 'ipv6');
+}
+
+export const isRefusedAddress = (ip: string): boolean => !isGlobalUnicast(ip);
 
 export interface ResolvedAddress {
   address: string;
@@ -56,11 +122,22 @@ export function hostResolver(dns: DnsResolver, useConfiguredServers: boolean): H
 export class RefusedAddressError extends Error {
   readonly code = 'EREFUSEDADDRESS';
   constructor(readonly host: string, readonly address: string) {
-    super(`${host} resolves to ${address}, a loopback, private, link-local or unique-local address; webhooks are not sent there (webhooks.allowPrivateAddresses)`);
+    super(`${host} resolves to ${address}, not a global unicast address (loopback, private, link-local, shared, reserved, multicast and the like); webhooks are not sent there (webhooks.allowPrivateAddresses)`);
   }
 }
 
-/** A webhook URL: http or https, with a host, at most 2048 characters. */
+/**
+ * Characters the WHATWG URL parser rewrites or drops without a word (a backslash becomes a
+ * slash, tabs and newlines vanish), so that other parsers read another host in the same text:
+ * `http://203.0.113.1\@127.0.0.1/` is 203.0.113.1 to WHATWG and 127.0.0.1 to others.
+ */
+const AMBIGUOUS = /[\\\x00-\x20\x7f]/;
+
+/**
+ * A webhook URL: http or https, with a host, parsed once by the WHATWG parser; registration
+ * stores its serialisation and the poster connects to its `hostname`, so the host checked is the
+ * host reached.
+ */
 export function parseWebhookUrl(raw: string): URL {
   let url: URL;
   try {
@@ -68,6 +145,7 @@ export function parseWebhookUrl(raw: string): URL {
   } catch {
     throw invalid('Field `url` is not a valid URL');
   }
+  if (AMBIGUOUS.test(raw)) throw invalid('Field `url` must not contain a backslash, a space or a control character');
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('Field `url` must be an http:// or https:// URL');
   if (!url.hostname) throw invalid('Field `url` has no host');
   return url;

@@ -3,10 +3,29 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Config } from '../config/schema.ts';
-import { isRefusedAddress, policyLookup, RefusedAddressError, type HostResolver } from './address-policy.ts';
+import type { Clock } from '../core/ports.ts';
+import { isRefusedAddress, parseWebhookUrl, policyLookup, RefusedAddressError, type HostResolver } from './address-policy.ts';
 
 /** The signature header's value: HMAC-SHA256 of the exact body, keyed by the whole secret. */
 export const signature = (secret: string, body: string): string => `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
+
+/**
+ * The Standard Webhooks key of a secret: the standard serialises a key as `whsec_` + base64, and
+ * ours are `whsec_` + 32 base62 characters, all of them base64 digits, so the same string is
+ * read as the 24 bytes those 32 digits decode to. Any Standard Webhooks library takes it as is.
+ */
+export const standardKey = (secret: string): Buffer => Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+
+/**
+ * `webhook-signature` (Standard Webhooks 1.0): `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`.
+ * The timestamp is the attempt's, so a captured request stops verifying once the receiver's
+ * tolerance (5 minutes, docs/WEBHOOKS.md) has passed; the body-only `X-Service-Signature` cannot.
+ */
+export const standardSignature = (secret: string, id: string, timestamp: number, body: string): string =>
+  `v1,${createHmac('sha256', standardKey(secret)).update(`${id}.${timestamp}.`, 'utf8').update(body, 'utf8').digest('base64')}`;
+
+/** The `webhook-id` of an event: the same for every attempt and replay of it, to deduplicate on. */
+export const webhookId = (eventId: number): string => `evt_${eventId}`;
 
 /** The part of a receiver's answer the delivery log keeps. */
 export const RESPONSE_BODY_LIMIT = 4096;
@@ -28,20 +47,26 @@ export class WebhookPoster {
   private readonly http: http.Agent;
   private readonly https: https.Agent;
 
-  constructor(private readonly opts: { timeoutMs: number; lookup: LookupFunction; allowPrivateAddresses: boolean; userAgent: string }) {
+  constructor(private readonly opts: { timeoutMs: number; lookup: LookupFunction; allowPrivateAddresses: boolean; userAgent: string; clock: Clock }) {
     this.http = new http.Agent({ keepAlive: true, maxSockets: 4, lookup: opts.lookup } as http.AgentOptions);
     this.https = new https.Agent({ keepAlive: true, maxSockets: 4, lookup: opts.lookup } as https.AgentOptions);
   }
 
-  post(target: string, body: string, secret: string): Promise<PostResult> {
+  /** `id` is the `webhook-id`: `webhookId(event)` for an event, a fresh one for a test. */
+  post(target: string, body: string, secret: string, id: string): Promise<PostResult> {
     const started = performance.now();
-    const url = new URL(target);
+    const refuse = (error: string) => Promise.resolve({ ok: false, status: null, body: null, error, durationMs: 0 });
+    let url: URL;
+    try {
+      // The parse registration checked: the request below is made to this URL object's hostname.
+      url = parseWebhookUrl(target);
+    } catch (err) {
+      return refuse((err as Error).message);
+    }
     const secure = url.protocol === 'https:';
     // Node connects to an IP literal without calling `lookup`: the policy is applied here.
     const literal = url.hostname.replace(/^\[|\]$/g, '');
-    if (!this.opts.allowPrivateAddresses && isIP(literal) !== 0 && isRefusedAddress(literal)) {
-      return Promise.resolve({ ok: false, status: null, body: null, error: new RefusedAddressError(literal, literal).message, durationMs: 0 });
-    }
+    if (!this.opts.allowPrivateAddresses && isIP(literal) !== 0 && isRefusedAddress(literal)) return refuse(new RefusedAddressError(literal, literal).message);
     return new Promise((resolve) => {
       let settled = false;
       const finish = (r: Omit<PostResult, 'durationMs'>) => {
@@ -57,6 +82,7 @@ export class WebhookPoster {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(body),
           'x-service-signature': signature(secret, body),
+          ...standardHeaders(secret, id, Math.floor(this.opts.clock.now() / 1000), body),
           'user-agent': this.opts.userAgent,
         },
       });
@@ -99,9 +125,17 @@ export class WebhookPoster {
   }
 }
 
-/** The poster the configuration asks for: its timeout, its address policy, our name. */
-export function configuredPoster(config: Config, hosts: HostResolver): WebhookPoster {
+/** The three Standard Webhooks headers of one attempt. */
+export const standardHeaders = (secret: string, id: string, timestamp: number, body: string): Record<string, string> => ({
+  'webhook-id': id,
+  'webhook-timestamp': String(timestamp),
+  'webhook-signature': standardSignature(secret, id, timestamp, body),
+});
+
+/** The poster the configuration asks for: its timeout, its address policy, our name, the clock that stamps attempts. */
+export function configuredPoster(config: Config, hosts: HostResolver, clock: Clock): WebhookPoster {
   return new WebhookPoster({
+    clock,
     timeoutMs: config.webhooks.timeout * 1000,
     lookup: policyLookup(hosts, config.webhooks.allowPrivateAddresses),
     allowPrivateAddresses: config.webhooks.allowPrivateAddresses,

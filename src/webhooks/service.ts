@@ -42,6 +42,9 @@ export const testEventBody = (hostname: string, now: number): string =>
     provider: { response: '250 2.0.0 Ok: test event sent by mailsvc webhook test', reporting_mta: hostname, status: '2.0.0', smtp_code: 250 },
   });
 
+/** The `webhook-id` of a test event: it is no recorded event, so a new id each time. */
+export const testWebhookId = (): string => `test_${randomBase62(20)}`;
+
 /** Subscriptions: the event names, each known, without repeats; none given means every event. */
 function checkEvents(events: string[] | undefined): string | null {
   if (events === undefined) return null;

@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.ts';
 import type { Clock } from '../core/ports.ts';
 import type { HostResolver } from './address-policy.ts';
 import { configuredPoster, type PostResult } from './post.ts';
-import { testEventBody } from './service.ts';
+import { testEventBody, testWebhookId } from './service.ts';
 
 /**
  * The test event (`testEventBody`) POSTed to an endpoint now, signed with its secret, through the
@@ -13,9 +13,9 @@ export async function sendTestEvent(
   deps: { config: Config; webhookHosts: HostResolver; clock: Clock },
   endpoint: { url: string; secret: string },
 ): Promise<PostResult> {
-  const poster = configuredPoster(deps.config, deps.webhookHosts);
+  const poster = configuredPoster(deps.config, deps.webhookHosts, deps.clock);
   try {
-    return await poster.post(endpoint.url, testEventBody(deps.config.server.hostname, deps.clock.now()), endpoint.secret);
+    return await poster.post(endpoint.url, testEventBody(deps.config.server.hostname, deps.clock.now()), endpoint.secret, testWebhookId());
   } finally {
     poster.close();
   }

@@ -56,7 +56,7 @@ describe.each(STORES)('authentication and error bodies (%s)', (kind) => {
 
     const big = await server.api('POST', '/domains', { key: apiKey, body: { name: 'x'.repeat(5000) } });
     expect(big.status).toBe(413);
-    expect(big.body).toStrictEqual({ error: 'Request body exceeds the limit of 4096 bytes' });
+    expect(big.body).toStrictEqual({ error: 'Request body exceeds the limit of 4 KB (4096 bytes)' });
 
     // SPEC §3: an id that is not a canonical decimal integer names nothing.
     const badId = await server.api('GET', '/domains/abc', { key: apiKey });

@@ -56,3 +56,34 @@ describe('request logs', () => {
     expect(lines.filter((l) => l.msg === 'incoming request')).toStrictEqual([]);
   });
 });
+
+describe('request logs, redacted', () => {
+  it('never hold a query string or a whole tracking token', async () => {
+    const { url, requestLines } = await loggingServer();
+    const key = 'mk_0123456789abcdefghijABCDEFGHIJ';
+    const token = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567ABCDEFGH';
+    expect((await fetch(`${url}/api/v1/emails?api_key=${key}&limit=5`)).status).toBe(401);
+    expect((await fetch(`${url}/t/o/${token}`)).status).toBe(404);
+    expect((await fetch(`${url}/t/c/${token}?utm=x`)).status).toBe(404);
+    expect((await fetch(`${url}/t/u/${token}`, { method: 'POST', body: 'List-Unsubscribe=One-Click' })).status).toBe(404);
+    expect((await fetch(`${url}/t/o/short`)).status).toBe(404);
+    expect((await fetch(`${url}/no-such-page?api_key=${key}`)).status).toBe(404);
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+
+    const lines = requestLines();
+    expect(lines.filter((l) => l.req).map((l) => l.req.url)).toStrictEqual([
+      '/api/v1/emails?[redacted]',
+      '/t/o/ABCDEFGH...',
+      '/t/c/ABCDEFGH...?[redacted]',
+      '/t/u/ABCDEFGH...',
+      '/t/o/short',
+      '/no-such-page?[redacted]',
+      '/healthz',
+    ]);
+    const all = JSON.stringify(lines);
+    expect(all).not.toContain(key);
+    expect(all).not.toContain(key.slice(3, 20));
+    expect(all).not.toContain(token.slice(0, 12));
+    for (const line of lines.filter((l) => l.req)) expect(line.req.remoteAddress).toBe('127.0.0.1');
+  });
+});

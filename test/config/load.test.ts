@@ -18,7 +18,7 @@ function problems(fn: () => unknown): string[] {
 describe('configuration', () => {
   it('has the SPEC defaults and derives hostname-based values', () => {
     const c = loadConfig({ env: {}, overrides: { server: { hostname: 'Mail.Example.COM' } } });
-    expect(c.http).toStrictEqual({ host: '0.0.0.0', port: 3000, bodyLimit: 10485760 });
+    expect(c.http).toStrictEqual({ host: '0.0.0.0', port: 3000, bodyLimit: 10485760, trustProxy: [] });
     expect(c.submission).toMatchObject({ port: 1587, tlsPort: 1465, maxSize: 26214400, allowInsecureAuth: false, loopbackInsecureAuth: true });
     expect(c.inbound).toMatchObject({ port: 2525, returnPathDomain: 'bounces.mail.example.com' });
     expect(c.delivery).toMatchObject({ port: 25, tls: 'opportunistic', relayHost: null, maxConnectionsPerHost: 10, maxAge: 259200, leaseSeconds: 30 });
@@ -35,7 +35,7 @@ describe('configuration', () => {
     const file = join(dir, 'c.json');
     writeFileSync(file, JSON.stringify({ http: { port: 4000, host: '127.0.0.1' }, dns: { servers: ['127.0.0.1:5353'] } }));
     const c = loadConfig({ file, env: { MAILSVC_HTTP_PORT: '4001', MAILSVC_HTTP_BODY_LIMIT: '2048', MAILSVC_DELIVERY_RELAY_HOST: 'smtp.relay.test:587' } });
-    expect(c.http).toStrictEqual({ host: '127.0.0.1', port: 4001, bodyLimit: 2048 });
+    expect(c.http).toStrictEqual({ host: '127.0.0.1', port: 4001, bodyLimit: 2048, trustProxy: [] });
     expect(c.dns.servers).toStrictEqual(['127.0.0.1:5353']);
     expect(c.delivery.relayHost).toBe('smtp.relay.test:587');
     expect(loadConfig({ file, env: { MAILSVC_HTTP_PORT: '4001' }, overrides: { http: { port: 4002 } } }).http.port).toBe(4002);

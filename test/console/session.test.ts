@@ -23,7 +23,8 @@ function call(server: TestServer, method: string, path: string, headers: Record<
 
 describe.each(STORES)('console sessions (%s)', (kind) => {
   it('signs in with a key into an HttpOnly, SameSite=Strict cookie that does not hold the key', async () => {
-    const server = await startTestServer(kind);
+    // Behind a TLS-terminating proxy at 127.0.0.1 (the Secure cookie below).
+    const server = await startTestServer(kind, { config: { http: { host: '127.0.0.1', port: 0, trustProxy: ['127.0.0.1'] } } });
     const ws = await server.workspace();
     const { res, setCookie, cookie, body } = await signIn(server, ws.apiKey);
     expect(res.status).toBe(200);

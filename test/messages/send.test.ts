@@ -121,7 +121,7 @@ describe.each(STORES)('POST /emails (%s)', (kind) => {
     expect(bad.body).toStrictEqual({ error: 'Request body is not valid JSON' });
     const big = await server.api('POST', '/emails', { key: ws.apiKey, body: { ...base, text: 'x'.repeat(11 * 1024 * 1024) } });
     expect(big.status).toBe(413);
-    expect(big.body).toStrictEqual({ error: 'Request body exceeds the limit of 10485760 bytes' });
+    expect(big.body).toStrictEqual({ error: 'Request body exceeds the limit of 10 MB (10485760 bytes)' });
   });
 
   it('accepts attachments alone as content', async () => {

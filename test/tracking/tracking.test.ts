@@ -15,7 +15,8 @@ const HTML = `<!doctype html><html><head><title>News</title></head><body>
 const ORIGINALS = ['https://shop.example/item?id=7&ref=mail&amp=1#reviews', 'http://plain.example/', 'https://caps.example/Path?Q=%20a'];
 
 async function world(kind: (typeof STORES)[number], flags: { open: boolean; click: boolean }, clock = new ManualClock()) {
-  const env = await deliveryEnv(kind, { clock });
+  // The test speaks as a proxy at 127.0.0.1 that forwards each visitor's address.
+  const env = await deliveryEnv(kind, { clock, config: { http: { host: '127.0.0.1', port: 0, trustProxy: ['127.0.0.1'] } } });
   env.mx('dest.test');
   const { db } = env.server.services;
   const domain = (await domainsRepo.byName(db, FROM_DOMAIN))!;

@@ -16,6 +16,9 @@ const Session = Type.Object({
   sandbox: Type.Boolean({ description: 'whether the server runs in sandbox mode (the inbox screen)' }),
 });
 
+/** A sign-in body holds one key (200 characters at most); nothing else is read without a key. */
+const SESSION_BODY_LIMIT = 4096;
+
 const notBuilt = () => new ServiceError('UNAVAILABLE', 'The console is not built; run npm run build');
 
 /**
@@ -56,6 +59,7 @@ export const consoleRoutes =
       reply.header('Set-Cookie', sessionCookieHeader(SESSION_COOKIE, value, { maxAge, secure: request.protocol === 'https' }));
 
     app.post('/console/session', {
+      bodyLimit: SESSION_BODY_LIMIT,
       schema: {
         hide: true,
         body: Type.Object({ api_key: Type.String({ maxLength: 200 }) }, { additionalProperties: false }),
@@ -79,7 +83,7 @@ export const consoleRoutes =
       return view(cookie, claims.keyId, claims.expiresAt);
     });
 
-    app.delete('/console/session', { schema: { hide: true } }, async (request, reply) => {
+    app.delete('/console/session', { schema: { hide: true }, bodyLimit: SESSION_BODY_LIMIT }, async (request, reply) => {
       ownOrigin(request);
       const cookie = cookieValue(request.headers.cookie, SESSION_COOKIE);
       if (sessions.verify(cookie) && !sessions.csrfMatches(cookie!, request.headers[CSRF_HEADER] as string | undefined)) {

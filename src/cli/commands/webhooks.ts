@@ -81,11 +81,11 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
       const services = await ctx.open();
-      const [{ configuredPoster }, { testEventBody }] = await Promise.all([import('../../webhooks/post.ts'), import('../../webhooks/service.ts')]);
+      const [{ configuredPoster }, { testEventBody, testWebhookId }] = await Promise.all([import('../../webhooks/post.ts'), import('../../webhooks/service.ts')]);
       const row = await endpoint(positiveInt(id));
-      const poster = configuredPoster(services.config, services.webhookHosts);
+      const poster = configuredPoster(services.config, services.webhookHosts, services.clock);
       const body = testEventBody(services.config.server.hostname, services.clock.now());
-      const result = await poster.post(row.url, body, row.secret).finally(() => poster.close());
+      const result = await poster.post(row.url, body, row.secret, testWebhookId()).finally(() => poster.close());
       const doc = { id: row.id, url: row.url, ok: result.ok, response_code: result.status, response_body: result.body, error: result.error, duration_ms: result.durationMs, sent: JSON.parse(body) };
       emit(opts.json, doc, () =>
         printLines([
