@@ -147,12 +147,14 @@ export async function startSubmissionListeners(deps: SubmissionDeps, options: Su
     if (!Buffer.isBuffer(raw)) throw refuse('tooBig', `Message too big: ${raw.oversize} bytes, at most ${options.maxSize}`);
     const principal = principalOf(session);
     const rcpts = session.envelope.rcptTo.map((r) => parseMailbox(r.address) as Mailbox);
-    const { message, idempotencyKey } = await readSubmission(raw, rcpts, deps.clock.now());
+    const { message, sender, idempotencyKey } = await readSubmission(raw, rcpts, deps.clock.now());
     const idem = idempotencyKey === null ? undefined : { key: idempotencyKey, hash: SMTP_REQUEST_HASH };
     const replayed = idem && (await deps.accept.replay(principal, idem));
     if (replayed) return replayed.body.id;
     const problem = await deps.accept.sendingDomainProblem(principal, message.from.domain);
     if (problem) throw refuse('senderDomain', `From domain ${message.from.domain} not allowed: ${problem}`);
+    const senderProblem = sender && (await deps.accept.sendingDomainProblem(principal, sender.domain));
+    if (senderProblem) throw refuse('senderDomain', `Sender domain ${sender.domain} not allowed: ${senderProblem}`);
     const result = await deps.accept.accept(principal, message, idem, 'smtp');
     return result.body.id;
   }
