@@ -5,6 +5,7 @@ import { ServiceError } from '../core/errors.ts';
 import type { Clock, Logger } from '../core/ports.ts';
 import type { AcceptService } from '../messages/accept.ts';
 import { isProblem, parseMailbox, type Mailbox } from '../messages/address.ts';
+import { guardListener } from '../listeners/guard.ts';
 import { ConnectionLimiter } from '../ratelimit/connections.ts';
 import type { RateDecision } from '../ratelimit/sliding.ts';
 import type { Principal } from '../tenancy/principal.ts';
@@ -44,6 +45,10 @@ export interface SubmissionOptions {
   maxConnectionsPerIp?: number;
   socketTimeoutMs?: number;
   closeTimeoutMs?: number;
+  /** `submission.proxyProtocol`: peers whose connections start with a PROXY header. */
+  proxyProtocol?: { from: readonly string[] };
+  /** `submission.handshakeTimeoutMs`: for the PROXY header and the implicit-TLS handshake. */
+  handshakeTimeoutMs?: number;
 }
 
 export interface SubmissionListeners {
@@ -195,7 +200,15 @@ export async function startSubmissionListeners(deps: SubmissionDeps, options: Su
   };
 
   const servers = [new PromptGreetingServer({ ...base, secure: false }), new PromptGreetingServer({ ...base, secure: true })];
-  for (const server of servers) server.on('error', (err) => log.warn({ phase: 'session', err }, 'submission session error'));
+  for (const server of servers) {
+    server.on('error', (err) => log.warn({ phase: 'session', err }, 'submission session error'));
+    guardListener(server, {
+      proxyFrom: options.proxyProtocol?.from ?? [],
+      headerTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
+      plainAuthAllowed: (ip) => insecureAuthAllowed(options, ip),
+      log,
+    });
+  }
   const ports: number[] = [];
   try {
     for (const [i, server] of servers.entries()) ports.push(await listen(server, i === 0 ? options.port : options.tlsPort, options.host));
