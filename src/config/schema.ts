@@ -68,6 +68,12 @@ export const ConfigSchema = Type.Object(
         maxSize: Type.Integer({ minimum: 1024, default: 26_214_400 }),
         allowInsecureAuth: Type.Boolean({ default: false }),
         loopbackInsecureAuth: Type.Boolean({ default: true }),
+        maxConnections: Type.Integer({ minimum: 1, default: 500, description: 'connections in total on each submission port; the one over it gets 421' }),
+        maxConnectionsPerAddress: Type.Integer({
+          minimum: 1,
+          default: 10,
+          description: 'connections one client address may hold on each port, TLS handshakes included; the one over it gets 421 (on tlsPort before the handshake: dropped)',
+        }),
         proxyProtocol: proxyProtocol('submission'),
         handshakeTimeoutMs: Type.Integer({
           minimum: 100,
@@ -100,6 +106,8 @@ export const ConfigSchema = Type.Object(
           default: 52_428_800,
           description: 'raw report bytes stored per sending IP per UTC day; past it reports are kept without their bytes',
         }),
+        maxConnections: Type.Integer({ minimum: 1, default: 200, description: 'connections in total; the one over it gets 421' }),
+        maxConnectionsPerAddress: Type.Integer({ minimum: 1, default: 10, description: 'connections one client address may hold; the one over it gets 421' }),
         proxyProtocol: proxyProtocol('inbound'),
         handshakeTimeoutMs: Type.Integer({ minimum: 100, maximum: 300_000, default: 10_000, description: 'time a proxy has to send the PROXY header' }),
       },

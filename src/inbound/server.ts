@@ -166,7 +166,12 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
 
   // An error on a client socket (reset mid-session, bad TLS) is that session's problem only.
   server.on('error', (err) => log.warn({ phase: 'session', err }, 'inbound session error'));
-  guardListener(server, { proxyFrom: options.proxyFrom ?? [], headerTimeoutMs: options.handshakeTimeoutMs ?? 10_000, log });
+  guardListener(server, {
+    proxyFrom: options.proxyFrom ?? [],
+    handshakeTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
+    maxPendingPerAddress: limits.maxConnectionsPerIp,
+    log,
+  });
 
   try {
     await new Promise<void>((resolve, reject) => {

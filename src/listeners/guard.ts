@@ -7,18 +7,26 @@ import { PROXY_HEADER_MAX, readProxyHeader } from './proxy-header.ts';
  * What every SMTP listener (inbound, both submission ports) adds to smtp-server before a session
  * starts: the PROXY protocol from configured proxies only, so that the address the limits, the
  * loopback exemption and the AUTH failure counter see is the client's and not the proxy's; and,
- * on submission, AUTH neither offered nor started before TLS unless the client is exempt.
+ * on submission, AUTH neither offered nor started before TLS unless the client is exempt; and a
+ * per-address limit and a deadline for connections that have not reached their session yet.
  *
  * smtp-server (3.21) reads a PROXY header itself (`useProxy`), but only version 1 and without a
- * deadline of its own, and matches proxies by exact address; its hooks are replaced on the one
+ * deadline of its own, and matches proxies by exact address; a socket waiting for its implicit-TLS
+ * handshake is held for the whole idle timeout (5 minutes) and is not counted per address, so a
+ * few addresses could hold every slot by never starting TLS. Its hooks are replaced on the one
  * server instance given here, the rest of its accept path is kept.
  */
 
 export interface ListenerGuardOptions {
   /** Peers (addresses or CIDRs) whose connections must start with a PROXY header; empty: none. */
   proxyFrom: readonly string[];
-  /** Time a proxy has to send the header before the connection is dropped. */
-  headerTimeoutMs: number;
+  /**
+   * Time a new connection has to send its PROXY header and finish an implicit-TLS handshake,
+   * the steps before smtp-server's own session (and its idle timeout) begins.
+   */
+  handshakeTimeoutMs: number;
+  /** Connections one address may have in those steps at once (the listener's per-address limit). */
+  maxPendingPerAddress: number;
   /**
    * Submission only: whether a client on this address may AUTH before TLS. When it may not, EHLO
    * does not offer AUTH and AUTH is answered 538 before any 334, so no key crosses in clear.
@@ -52,6 +60,9 @@ export interface GuardableServer {
   connections: Set<unknown>;
   _expectsProxyHeader(socket: Socket): boolean;
   _handleProxy(socket: Socket, callback: ProxyCallback): void;
+  _acceptSocket(socket: Socket, handshake: boolean): (() => void) | false;
+  /** Sockets before their session, each to its topmost socket (the TLS one once the handshake began). */
+  _pendingSockets: Map<Socket, Socket>;
 }
 
 /** A list of addresses and CIDRs as a matcher; throws on an entry that is neither. */
@@ -85,6 +96,45 @@ export function guardListener(target: unknown, options: ListenerGuardOptions): v
 
   server._expectsProxyHeader = (socket) => fromProxy(socket.remoteAddress);
 
+  // Counted by the peer's own address: a proxy's clients are counted by theirs once named, in the session.
+  const pending = new Map<string, number>();
+  const ownAcceptSocket = server._acceptSocket.bind(server);
+  server._acceptSocket = (socket, handshake) => {
+    const proxy = fromProxy(socket.remoteAddress);
+    if (!handshake && !proxy) return ownAcceptSocket(socket, handshake);
+    const ip = socket.remoteAddress ?? '';
+    if (!proxy && (pending.get(ip) ?? 0) >= options.maxPendingPerAddress) {
+      // Nothing can be written before the TLS handshake: the connection is dropped.
+      log.info({ phase: 'connect', ip, pending: pending.get(ip) }, 'too many connections before TLS from this address');
+      socket.on('error', () => undefined);
+      socket.destroy();
+      return false;
+    }
+    const release = ownAcceptSocket(socket, handshake);
+    if (!release) return false;
+    if (!proxy) pending.set(ip, (pending.get(ip) ?? 0) + 1);
+    const deadline = setTimeout(() => {
+      log.info({ phase: 'connect', ip }, `no TLS handshake or PROXY header within ${options.handshakeTimeoutMs} ms`);
+      // The topmost socket: destroying the raw one under a TLS handshake in progress crashes Node.
+      (server._pendingSockets.get(socket) ?? socket).destroy();
+    }, options.handshakeTimeoutMs);
+    let released = false;
+    const ours = () => {
+      if (released) return;
+      released = true;
+      clearTimeout(deadline);
+      socket.off('close', ours);
+      if (!proxy) {
+        const open = (pending.get(ip) ?? 1) - 1;
+        if (open <= 0) pending.delete(ip);
+        else pending.set(ip, open);
+      }
+      release();
+    };
+    socket.once('close', ours);
+    return ours;
+  };
+
   server._handleProxy = (socket, callback) => {
     if (!fromProxy(socket.remoteAddress)) return ownHandleProxy(socket, callback);
     let buffered = Buffer.alloc(0);
@@ -106,7 +156,7 @@ export function guardListener(target: unknown, options: ListenerGuardOptions): v
     };
     const fail = (err: Error) => finish(err);
     const onEnd = () => finish(new Error('closed before the PROXY header'));
-    const timer = setTimeout(() => finish(new Error(`no PROXY header within ${options.headerTimeoutMs} ms`)), options.headerTimeoutMs);
+    const timer = setTimeout(() => finish(new Error(`no PROXY header within ${options.handshakeTimeoutMs} ms`)), options.handshakeTimeoutMs);
     const onReadable = () => {
       for (let chunk = socket.read() as Buffer | null; chunk !== null && !finished; chunk = socket.read() as Buffer | null) {
         buffered = Buffer.concat([buffered, chunk]);

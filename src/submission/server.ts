@@ -17,8 +17,8 @@ import { SmtpReplyError } from '../core/smtp-reply.ts';
 import { fromServiceError, refuse } from './replies.ts';
 
 export const MAX_RECIPIENTS = 100;
-/** Connections one address may hold; applications behind one NAT address share it. */
-const MAX_CONNECTIONS_PER_IP = 50;
+/** Connections one address may hold (`submission.maxConnectionsPerAddress`); applications behind one NAT address share it. */
+const MAX_CONNECTIONS_PER_IP = 10;
 /** Idempotency over SMTP dedupes by the key alone: a client's retry carries a new Date and Message-ID. */
 const SMTP_REQUEST_HASH = 'smtp-submission';
 
@@ -204,7 +204,8 @@ export async function startSubmissionListeners(deps: SubmissionDeps, options: Su
     server.on('error', (err) => log.warn({ phase: 'session', err }, 'submission session error'));
     guardListener(server, {
       proxyFrom: options.proxyProtocol?.from ?? [],
-      headerTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
+      handshakeTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
+      maxPendingPerAddress: options.maxConnectionsPerIp ?? MAX_CONNECTIONS_PER_IP,
       plainAuthAllowed: (ip) => insecureAuthAllowed(options, ip),
       log,
     });
