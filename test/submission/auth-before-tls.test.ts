@@ -1,3 +1,5 @@
+import { connect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { describe, expect, it } from 'vitest';
 import { RawSmtp } from '../inbound/smtp-client.ts';
 import { submissionEnv, type SubmissionEnv } from './env.ts';
@@ -52,7 +54,7 @@ describe('AUTH before TLS on the submission port', () => {
 
 describe('the PROXY protocol on the submission port', () => {
   async function behindProxy(): Promise<SubmissionEnv> {
-    return submissionEnv('sqlite', { submission: { proxyProtocol: { from: ['127.0.0.1/32'] }, handshakeTimeoutMs: 300 } });
+    return submissionEnv('sqlite', { submission: { proxyProtocol: { from: ['127.0.0.1/32'] }, handshakeTimeoutMs: 1000 } });
   }
 
   it('a remote client behind a local proxy (v1 and v2) is not exempt: no AUTH in clear; a loopback one still is', async () => {
@@ -68,6 +70,22 @@ describe('the PROXY protocol on the submission port', () => {
     expect((await local.command('EHLO client.test')).code).toBe(250);
     expect((await local.command(plainAuth(env.ws.apiKey))).code).toBe(235);
     await local.quit();
+  });
+
+  it('on the implicit-TLS port the header comes before the TLS handshake, even in the same packet as the ClientHello', async () => {
+    const env = await behindProxy();
+    const raw = connect({ host: '127.0.0.1', port: env.ports.submissions });
+    await new Promise((resolve) => raw.once('connect', resolve));
+    raw.cork();
+    raw.write(proxyV1('192.0.2.7'));
+    const secure = tlsConnect({ socket: raw, rejectUnauthorized: false });
+    setImmediate(() => raw.uncork());
+    const greeting = await new Promise<string>((resolve, reject) => {
+      secure.once('data', (d: Buffer) => resolve(d.toString('latin1')));
+      secure.once('error', reject);
+    });
+    expect(greeting).toMatch(/^220 /);
+    secure.destroy();
   });
 
   it('counts AUTH failures per real client: ten bad keys from one do not lock out another behind the same proxy', async () => {
