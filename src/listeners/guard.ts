@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { BlockList, isIP, type Socket } from 'node:net';
 import type { Logger } from '../core/ports.ts';
+import { clientKey } from '../ratelimit/connections.ts';
 import { PROXY_HEADER_MAX, readProxyHeader } from './proxy-header.ts';
 
 /**
@@ -102,7 +103,7 @@ export function guardListener(target: unknown, options: ListenerGuardOptions): v
   server._acceptSocket = (socket, handshake) => {
     const proxy = fromProxy(socket.remoteAddress);
     if (!handshake && !proxy) return ownAcceptSocket(socket, handshake);
-    const ip = socket.remoteAddress ?? '';
+    const ip = clientKey(socket.remoteAddress ?? '');
     if (!proxy && (pending.get(ip) ?? 0) >= options.maxPendingPerAddress) {
       // Nothing can be written before the TLS handshake: the connection is dropped.
       log.info({ phase: 'connect', ip, pending: pending.get(ip) }, 'too many connections before TLS from this address');

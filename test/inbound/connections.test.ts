@@ -45,6 +45,22 @@ describe('inbound connections', () => {
 });
 
 describe('inbound connections per client address', () => {
+  it('counts IPv6 clients by their /64: addresses of one /64 share the limit, another /64 is served', async () => {
+    const h = await startInbound('sqlite');
+    const l = await listener(h, { maxConnectionsPerIp: 2, proxyFrom: ['127.0.0.1'] });
+    const v6 = (client: string) => `PROXY TCP6 ${client} ::1 40000 25\r\n`;
+    try {
+      const a = await RawSmtp.connect(l.port, { prelude: v6('2001:db8:1:1::1') });
+      const b = await RawSmtp.connect(l.port, { prelude: v6('2001:db8:1:1:ffff::2') });
+      const same = await RawSmtp.connect(l.port, { prelude: v6('2001:0db8:0001:0001::3') });
+      const other = await RawSmtp.connect(l.port, { prelude: v6('2001:db8:1:2::1') });
+      expect([a.greeting.code, b.greeting.code, same.greeting.code, other.greeting.code]).toStrictEqual([220, 220, 421, 220]);
+      await Promise.all([a.quit(), b.quit(), other.quit()]);
+    } finally {
+      await l.close();
+    }
+  });
+
   it('a few addresses cannot fill the connection cap: past 10 per address they get 421 at once and another address is served', async () => {
     const h = await startInbound('sqlite');
     const l = await listener(h, { maxClients: 60 });
