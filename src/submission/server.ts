@@ -184,7 +184,7 @@ export async function startSubmissionListeners(deps: SubmissionDeps, options: Su
     key: options.tls.key,
     cert: options.tls.cert,
     authMethods: ['PLAIN', 'LOGIN'],
-    // Decided per client in onAuth: loopback may be exempt, and the reply must be 538 5.7.11.
+    // Decided per client (loopback may be exempt): before any prompt by guardListener, again in onAuth; the reply is 538 5.7.11.
     allowInsecureAuth: true,
     // Our replies carry their own RFC 3463 codes (5.7.11, 4.5.3, 5.3.4), which smtp-server's table lacks.
     hideENHANCEDSTATUSCODES: true,
