@@ -61,7 +61,7 @@ reference.kill();
 
 const { config, cleanUp } = benchConfig({
   dns: { servers: [dns.address], timeout: 2 },
-  submission: { host: '127.0.0.1', port: 0, tlsPort: 0 },
+  submission: { host: '127.0.0.1', port: 0, tlsPort: 0, maxConnectionsPerAddress: 1000 },
   delivery: { port: mxPort },
 });
 const server = await startServer(config, { roles: ['submission', 'delivery'], overrides: { log: createLogger('silent') } });

@@ -79,7 +79,7 @@ async function throughMailsvc(opts: RelayOptions): Promise<Run> {
   dns.set('mx.dest.test', 'A', '127.0.0.1');
   const site = await mailsvcSite({
     dns: { servers: [dns.address], timeout: 2 },
-    submission: { host: '127.0.0.1', port: 0, tlsPort: 0 },
+    submission: { host: '127.0.0.1', port: 0, tlsPort: 0, maxConnectionsPerAddress: 1000 },
     delivery: { port: sink.port },
   });
   try {

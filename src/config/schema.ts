@@ -2,6 +2,18 @@ import { Type, type Static } from '@sinclair/typebox';
 
 const port = (fallback: number) => Type.Integer({ minimum: 0, maximum: 65535, default: fallback });
 const seconds = (fallback: number) => Type.Integer({ minimum: 1, default: fallback });
+const proxyProtocol = (listener: string) =>
+  Type.Object(
+    {
+      from: Type.Array(Type.String({ pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$' }), {
+        default: [],
+        expected: 'a JSON array of IP addresses or CIDRs',
+        examples: [['127.0.0.1', '10.0.0.0/8']],
+        description: `TCP proxies in front of the ${listener} listener: connections from them must start with a PROXY protocol header (v1 or v2) and count as the client it names; empty: none`,
+      }),
+    },
+    { additionalProperties: false, default: {} },
+  );
 const Host = Type.String({ minLength: 1, expected: 'a host name', examples: ['mail.example.com'] });
 
 /**
@@ -63,6 +75,19 @@ export const ConfigSchema = Type.Object(
         maxSize: Type.Integer({ minimum: 1024, default: 26_214_400 }),
         allowInsecureAuth: Type.Boolean({ default: false }),
         loopbackInsecureAuth: Type.Boolean({ default: true }),
+        maxConnections: Type.Integer({ minimum: 1, default: 500, description: 'connections in total on each submission port; the one over it gets 421' }),
+        maxConnectionsPerAddress: Type.Integer({
+          minimum: 1,
+          default: 10,
+          description: 'connections one client address may hold on each port, TLS handshakes included; the one over it gets 421 (on tlsPort before the handshake: dropped)',
+        }),
+        proxyProtocol: proxyProtocol('submission'),
+        handshakeTimeoutMs: Type.Integer({
+          minimum: 100,
+          maximum: 300_000,
+          default: 10_000,
+          description: 'time a new connection has to send its PROXY header and, on tlsPort, to finish the TLS handshake',
+        }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -88,6 +113,10 @@ export const ConfigSchema = Type.Object(
           default: 52_428_800,
           description: 'raw report bytes stored per sending IP per UTC day; past it reports are kept without their bytes',
         }),
+        maxConnections: Type.Integer({ minimum: 1, default: 200, description: 'connections in total; the one over it gets 421' }),
+        maxConnectionsPerAddress: Type.Integer({ minimum: 1, default: 10, description: 'connections one client address may hold; the one over it gets 421' }),
+        proxyProtocol: proxyProtocol('inbound'),
+        handshakeTimeoutMs: Type.Integer({ minimum: 100, maximum: 300_000, default: 10_000, description: 'time a proxy has to send the PROXY header' }),
       },
       { additionalProperties: false, default: {} },
     ),

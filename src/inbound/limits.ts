@@ -5,10 +5,14 @@ import type { Clock } from '../core/ports.ts';
  * not be able to hold every slot or fill the database with junk.
  */
 export const INBOUND_LIMITS = {
-  /** Connections in total; smtp-server answers the one over it with 421. */
+  /** Connections in total (`inbound.maxConnections`); smtp-server answers the one over it with 421. */
   maxClients: 200,
-  /** Concurrent connections from one IP address (Postfix's smtpd_client_connection_count_limit is 50). */
-  maxConnectionsPerIp: 20,
+  /**
+   * Concurrent connections from one IP address (`inbound.maxConnectionsPerAddress`). Postfix's
+   * smtpd_client_connection_count_limit is 50, but at 20 ten addresses held all 200 slots; a
+   * reporting MTA opens a few at most.
+   */
+  maxConnectionsPerIp: 10,
   /** Messages one IP address may send per minute; DSN bursts after a campaign stay well under. */
   messagesPerMinutePerIp: 600,
   /** RCPTs per transaction; a report is addressed to one VERP address, a few at most. */

@@ -51,6 +51,15 @@ const COMPLAINT_TYPES = new Set(['abuse', 'fraud', 'virus', 'other']);
 
 const none = (outcome: InboundOutcome, summary: string): Plan => ({ outcome, effects: [], summary });
 
+/** Addresses a report names, as the count and the first few: a report may name thousands, and the summary is stored and logged. */
+const NAMED_SHOWN = 5;
+function named(addresses: string[]): string {
+  if (addresses.length === 0) return 'nobody';
+  const shown = addresses.slice(0, NAMED_SHOWN).map((a) => a.slice(0, 254)).join(', ');
+  if (addresses.length <= NAMED_SHOWN) return shown;
+  return `${addresses.length} addresses (${shown} and ${addresses.length - NAMED_SHOWN} more)`;
+}
+
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /**
@@ -85,7 +94,7 @@ function bouncePlan(report: ParsedReport, pinned: RecipientRow): Plan {
     seen.add(row.id);
     effects.push({ type: 'bounce', recipient: row, bounceType: r.bounceType, final: r.action === 'failed', provider: bounceProvider(report, r) });
   }
-  if (effects.length === 0) return none('no_effect', `report names ${failed.map((r) => r.address).join(', ')}, not a recipient it proves`);
+  if (effects.length === 0) return none('no_effect', `report names ${named(failed.map((r) => r.address))}, not a recipient it proves`);
   return { outcome: 'applied', effects, summary: effects.map(describe).join('; ') };
 }
 
@@ -105,7 +114,7 @@ function complaintPlan(report: ParsedReport, pinned: RecipientRow, ctx: PlanCont
   const row = matchRow(report.recipients.map((r) => r.address), pinned, true);
   const rows = row ? [row] : [];
   if (rows.length === 0) {
-    return none('no_effect', `complaint names ${report.recipients.map((r) => r.address).join(', ') || 'nobody'}, not a recipient it proves`);
+    return none('no_effect', `complaint names ${named(report.recipients.map((r) => r.address))}, not a recipient it proves`);
   }
   const human = report.humanText.trim();
   const effects = rows.map((recipient): Effect =>

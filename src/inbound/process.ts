@@ -150,7 +150,7 @@ export async function handleReport(deps: InboundDeps, r: ReceivedReport, bounds:
       kept: keep.bytes,
       raw_bound: keep.bound,
       kind: report.kind,
-      feedback_type: report.feedbackType,
+      feedback_type: report.feedbackType ? report.feedbackType.slice(0, 32) : null,
       proof: correlation.proof,
       email_id: correlation.message?.id ?? null,
       outcome: plan.outcome,

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { TlsCredentials } from '../tls/certificates.ts';
 import type { ReturnPathDomains } from '../domains/return-path.ts';
+import { guardListener } from '../listeners/guard.ts';
 import { ConnectionLimiter } from '../ratelimit/connections.ts';
 import { INBOUND_LIMITS, MessageRateLimiter } from './limits.ts';
 import { checkRecipient, type InboundTarget } from './policy.ts';
@@ -26,6 +27,10 @@ export interface InboundListenerOptions {
   closeTimeoutMs?: number;
   /** Raw bytes stored per sending IP per UTC day (`inbound.dailyStoreBytesPerIp`). */
   dailyStoreBytesPerIp?: number;
+  /** `inbound.proxyProtocol.from`: peers whose connections start with a PROXY header. */
+  proxyFrom?: readonly string[];
+  /** `inbound.handshakeTimeoutMs`: for the PROXY header. */
+  handshakeTimeoutMs?: number;
   /** Report parsing in worker threads (`inbound.parseWorkers`, `parseBudgetMs`, `parseQueue`). */
   parse?: ParsePoolOptions;
 }
@@ -161,6 +166,12 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
 
   // An error on a client socket (reset mid-session, bad TLS) is that session's problem only.
   server.on('error', (err) => log.warn({ phase: 'session', err }, 'inbound session error'));
+  guardListener(server, {
+    proxyFrom: options.proxyFrom ?? [],
+    handshakeTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
+    maxPendingPerAddress: limits.maxConnectionsPerIp,
+    log,
+  });
 
   try {
     await new Promise<void>((resolve, reject) => {

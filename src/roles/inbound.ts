@@ -24,6 +24,10 @@ export const startInboundRole: RoleStarter = async (services) => {
       maxSize: config.inbound.maxSize,
       tls,
       dailyStoreBytesPerIp: config.inbound.dailyStoreBytesPerIp,
+      maxClients: config.inbound.maxConnections,
+      maxConnectionsPerIp: config.inbound.maxConnectionsPerAddress,
+      proxyFrom: config.inbound.proxyProtocol.from,
+      handshakeTimeoutMs: config.inbound.handshakeTimeoutMs,
       parse: { workers: config.inbound.parseWorkers, budgetMs: config.inbound.parseBudgetMs, maxQueued: config.inbound.parseQueue },
     },
   );

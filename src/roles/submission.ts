@@ -15,7 +15,7 @@ export const startSubmissionRole: RoleStarter = async (services) => {
       log,
       hostname: config.server.hostname,
     },
-    { ...config.submission, tls },
+    { ...config.submission, maxClients: config.submission.maxConnections, maxConnectionsPerIp: config.submission.maxConnectionsPerAddress, tls },
   );
   const { submission, submissions } = listeners.ports;
   log.info(

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { Clock } from '../core/ports.ts';
+import { clientKey } from '../ratelimit/connections.ts';
 
 /** Whether a client on `ip` may authenticate before TLS (`submission.allowInsecureAuth`, `.loopbackInsecureAuth`). */
 export function insecureAuthAllowed(options: { allowInsecureAuth: boolean; loopbackInsecureAuth: boolean }, ip: string): boolean {
@@ -38,11 +39,13 @@ export class AuthFailures {
     return this.counts;
   }
 
-  blocked(ip: string): boolean {
-    return (this.current().get(ip) ?? 0) >= this.max;
+  /** Counted by `clientKey`: an IPv6 client's whole /64 shares one count. */
+  blocked(address: string): boolean {
+    return (this.current().get(clientKey(address)) ?? 0) >= this.max;
   }
 
-  fail(ip: string): void {
+  fail(address: string): void {
+    const ip = clientKey(address);
     const counts = this.current();
     if (!counts.has(ip) && counts.size >= this.maxAddresses) return;
     counts.set(ip, (counts.get(ip) ?? 0) + 1);

@@ -4,6 +4,7 @@ import type { RawField } from './headers.ts';
 /** The header values a submission is read for, as mailparser's `simpleParser` gives them. */
 export interface HeaderValues {
   from?: AddressObject;
+  sender?: AddressObject;
   to?: AddressObject | AddressObject[];
   cc?: AddressObject | AddressObject[];
   replyTo?: AddressObject;
@@ -29,6 +30,7 @@ export function headerValues(fields: RawField[]): HeaderValues {
   const headers = reader.processHeaders(fields.map((f) => ({ key: f.name, line: f.raw })));
   return {
     from: headers.get('from') as AddressObject | undefined,
+    sender: headers.get('sender') as AddressObject | undefined,
     to: headers.get('to') as AddressObject | AddressObject[] | undefined,
     cc: headers.get('cc') as AddressObject | AddressObject[] | undefined,
     replyTo: headers.get('reply-to') as AddressObject | undefined,

@@ -38,6 +38,8 @@ function alreadyNormal(raw: Buffer): boolean {
 
 export interface Submission {
   message: NormalisedMessage;
+  /** `Sender:`, when given; its domain must be one the key may send from, like From's. */
+  sender: Mailbox | null;
   /** `X-Mailsvc-Idempotency-Key`, when given. */
   idempotencyKey: string | null;
 }
@@ -80,6 +82,25 @@ function mailboxesOf(header: AddressObject | AddressObject[] | undefined): Mailb
     if (!isProblem(parsed)) out.push({ ...parsed, name: entry.name || null });
   }
   return out;
+}
+
+/**
+ * The one mailbox a `From:` or `Sender:` field holds, or a refusal naming the field. A second
+ * mailbox, a group or a comment beside the address would be delivered and signed as written
+ * while only the first address was checked, so the value must be exactly `addr@domain` or
+ * `Name <addr@domain>` (`parseMailbox`, the API's rule: one scan, linear in the value), and
+ * mailparser must read the same single address from it.
+ */
+function oneMailbox(fields: RawField[], name: 'from' | 'sender', parsed: AddressObject | undefined): Mailbox | null {
+  const value = only(fields, name);
+  if (value === null) return null;
+  const label = name === 'from' ? 'From' : 'Sender';
+  const strict = parseMailbox(value);
+  const read = mailboxesOf(parsed);
+  if (isProblem(strict) || read.length !== 1 || read[0].address.toLowerCase() !== strict.address.toLowerCase()) {
+    throw refuse('badMessage', `The ${label} header field must hold exactly one mailbox: addr@domain or Name <addr@domain>`);
+  }
+  return { ...strict, name: read[0].name };
 }
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -135,8 +156,9 @@ export async function readSubmission(raw: Buffer, rcpts: Mailbox[], now: number)
   if (only(kept, 'date') === null) added.push({ name: 'date', raw: `Date: ${rfc5322Date(now)}` });
   const parsed = headerValues(kept);
 
-  const [from] = mailboxesOf(parsed.from);
-  if (!from) throw refuse('badMessage', 'The From header field does not hold a valid address');
+  const from = oneMailbox(kept, 'from', parsed.from);
+  if (!from) throw refuse('badMessage', 'Message has no From header field');
+  const sender = oneMailbox(kept, 'sender', parsed.sender);
   let messageId = only(kept, 'message-id') === null ? null : (parsed.messageId ?? null);
   if (messageId !== null && (messageId.length > MAX_MESSAGE_ID || /\s/.test(messageId))) {
     throw refuse('badMessage', `Message-ID must be one id of at most ${MAX_MESSAGE_ID} characters`);
@@ -159,6 +181,7 @@ export async function readSubmission(raw: Buffer, rcpts: Mailbox[], now: number)
   const finalHead = Buffer.from(joinFields([...added, ...kept]), 'latin1');
   return {
     idempotencyKey,
+    sender,
     message: {
       from,
       to,

@@ -5,6 +5,7 @@ import { ServiceError } from '../core/errors.ts';
 import type { Clock, Logger } from '../core/ports.ts';
 import type { AcceptService } from '../messages/accept.ts';
 import { isProblem, parseMailbox, type Mailbox } from '../messages/address.ts';
+import { guardListener } from '../listeners/guard.ts';
 import { ConnectionLimiter } from '../ratelimit/connections.ts';
 import type { RateDecision } from '../ratelimit/sliding.ts';
 import type { Principal } from '../tenancy/principal.ts';
@@ -16,8 +17,8 @@ import { SmtpReplyError } from '../core/smtp-reply.ts';
 import { fromServiceError, refuse } from './replies.ts';
 
 export const MAX_RECIPIENTS = 100;
-/** Connections one address may hold; applications behind one NAT address share it. */
-const MAX_CONNECTIONS_PER_IP = 50;
+/** Connections one address may hold (`submission.maxConnectionsPerAddress`); applications behind one NAT address share it. */
+const MAX_CONNECTIONS_PER_IP = 10;
 /** Idempotency over SMTP dedupes by the key alone: a client's retry carries a new Date and Message-ID. */
 const SMTP_REQUEST_HASH = 'smtp-submission';
 
@@ -44,6 +45,10 @@ export interface SubmissionOptions {
   maxConnectionsPerIp?: number;
   socketTimeoutMs?: number;
   closeTimeoutMs?: number;
+  /** `submission.proxyProtocol`: peers whose connections start with a PROXY header. */
+  proxyProtocol?: { from: readonly string[] };
+  /** `submission.handshakeTimeoutMs`: for the PROXY header and the implicit-TLS handshake. */
+  handshakeTimeoutMs?: number;
 }
 
 export interface SubmissionListeners {
@@ -147,12 +152,14 @@ export async function startSubmissionListeners(deps: SubmissionDeps, options: Su
     if (!Buffer.isBuffer(raw)) throw refuse('tooBig', `Message too big: ${raw.oversize} bytes, at most ${options.maxSize}`);
     const principal = principalOf(session);
     const rcpts = session.envelope.rcptTo.map((r) => parseMailbox(r.address) as Mailbox);
-    const { message, idempotencyKey } = await readSubmission(raw, rcpts, deps.clock.now());
+    const { message, sender, idempotencyKey } = await readSubmission(raw, rcpts, deps.clock.now());
     const idem = idempotencyKey === null ? undefined : { key: idempotencyKey, hash: SMTP_REQUEST_HASH };
     const replayed = idem && (await deps.accept.replay(principal, idem));
     if (replayed) return replayed.body.id;
     const problem = await deps.accept.sendingDomainProblem(principal, message.from.domain);
     if (problem) throw refuse('senderDomain', `From domain ${message.from.domain} not allowed: ${problem}`);
+    const senderProblem = sender && (await deps.accept.sendingDomainProblem(principal, sender.domain));
+    if (senderProblem) throw refuse('senderDomain', `Sender domain ${sender.domain} not allowed: ${senderProblem}`);
     const result = await deps.accept.accept(principal, message, idem, 'smtp');
     return result.body.id;
   }
@@ -177,7 +184,7 @@ export async function startSubmissionListeners(deps: SubmissionDeps, options: Su
     key: options.tls.key,
     cert: options.tls.cert,
     authMethods: ['PLAIN', 'LOGIN'],
-    // Decided per client in onAuth: loopback may be exempt, and the reply must be 538 5.7.11.
+    // Decided per client (loopback may be exempt): before any prompt by guardListener, again in onAuth; the reply is 538 5.7.11.
     allowInsecureAuth: true,
     // Our replies carry their own RFC 3463 codes (5.7.11, 4.5.3, 5.3.4), which smtp-server's table lacks.
     hideENHANCEDSTATUSCODES: true,
@@ -193,7 +200,16 @@ export async function startSubmissionListeners(deps: SubmissionDeps, options: Su
   };
 
   const servers = [new PromptGreetingServer({ ...base, secure: false }), new PromptGreetingServer({ ...base, secure: true })];
-  for (const server of servers) server.on('error', (err) => log.warn({ phase: 'session', err }, 'submission session error'));
+  for (const server of servers) {
+    server.on('error', (err) => log.warn({ phase: 'session', err }, 'submission session error'));
+    guardListener(server, {
+      proxyFrom: options.proxyProtocol?.from ?? [],
+      handshakeTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
+      maxPendingPerAddress: options.maxConnectionsPerIp ?? MAX_CONNECTIONS_PER_IP,
+      plainAuthAllowed: (ip) => insecureAuthAllowed(options, ip),
+      log,
+    });
+  }
   const ports: number[] = [];
   try {
     for (const [i, server] of servers.entries()) ports.push(await listen(server, i === 0 ? options.port : options.tlsPort, options.host));

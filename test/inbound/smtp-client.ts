@@ -32,9 +32,11 @@ export class RawSmtp {
     });
   }
 
-  static async connect(port: number): Promise<RawSmtp> {
-    const socket = connect({ host: '127.0.0.1', port });
+  /** `localAddress` picks the client's loopback address (127.0.0.2 ...); `prelude` is written before the greeting (a PROXY header). */
+  static async connect(port: number, options: { localAddress?: string; prelude?: Buffer | string } = {}): Promise<RawSmtp> {
+    const socket = connect({ host: '127.0.0.1', port, localAddress: options.localAddress });
     const client = new RawSmtp(socket);
+    if (options.prelude !== undefined) socket.write(options.prelude);
     client.greeting = await client.read();
     return client;
   }
