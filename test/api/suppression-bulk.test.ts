@@ -55,6 +55,11 @@ describe.each(STORES)('bulk suppression import and export (%s)', (kind) => {
     const afterRefusal = await server.api('GET', '/suppressions/export', { key: ws.apiKey });
     expect(afterRefusal.body.count).toBe(0);
 
+    // The field itself is bounded too, by its length.
+    const long = await importCsv(server, ws.apiKey, `address\n${'a'.repeat(5_000_000)}`, 'broadcast');
+    expect(long.status).toBe(422);
+    expect(long.body.error).toBe('Field `csv` must NOT have more than 5000000 characters');
+
     // Bad lines count towards the cap too; exactly at the cap is fine.
     const at = await importCsv(server, ws.apiKey, csv(10), 'broadcast');
     expect(at.status).toBe(200);
