@@ -165,13 +165,13 @@ export const ConfigSchema = Type.Object(
         importChunkRows: Type.Integer({
           minimum: 1,
           maximum: 4000,
-          default: 1000,
+          default: 500,
           description: 'entries an import writes per short transaction of their own; other writers go between two',
         }),
         exportPageRows: Type.Integer({
           minimum: 1,
           maximum: 10_000,
-          default: 1000,
+          default: 500,
           description: 'entries an export reads per query and writes to the reply before reading more',
         }),
       },

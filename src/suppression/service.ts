@@ -14,7 +14,7 @@ export interface BulkSettings {
   importChunkRows: number;
   exportPageRows: number;
 }
-const BULK_DEFAULTS: BulkSettings = { importMaxRows: 250_000, importChunkRows: 1000, exportPageRows: 1000 };
+const BULK_DEFAULTS: BulkSettings = { importMaxRows: 250_000, importChunkRows: 500, exportPageRows: 500 };
 
 export interface ImportResult {
   /** Records read after the header, good and bad. */
