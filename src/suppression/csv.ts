@@ -70,6 +70,23 @@ function* slices(text: string): Generator<string> {
 }
 
 /**
+ * The lines of a text that are not empty, the header's included: an upper bound on the records
+ * after the header plus one (a quoted field may join lines; empty lines are skipped). One pass
+ * of `indexOf`, a few milliseconds for 5 MB.
+ */
+export function countLines(text: string): number {
+  let lines = 0;
+  for (let start = 0; start < text.length; ) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    const length = end - start - (end > start && text.charCodeAt(end - 1) === 13 ? 1 : 0);
+    if (length > 0) lines += 1;
+    start = end + 1;
+  }
+  return lines;
+}
+
+/**
  * Reads a CSV with a header row naming at least `address` (and `stream` unless a default is
  * given), in chunks of about `chunkRecords` records, the event loop free between chunks. Every
  * bad line is reported by its line number and the rest are kept; a file without such a header

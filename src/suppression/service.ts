@@ -5,7 +5,7 @@ import { iso } from '../core/time.ts';
 import type { Conn, Db } from '../store/db.ts';
 import { suppressionsRepo, type Stream, type SuppressionReason, type SuppressionRow } from '../store/suppressions.ts';
 import { STREAMS, checkAddress, checkStream } from './checks.ts';
-import { nextTurn, readSuppressionCsv, type ImportLine, type ImportProblem } from './csv.ts';
+import { countLines, nextTurn, readSuppressionCsv, type ImportProblem } from './csv.ts';
 
 /** How bulk work is cut up (config `suppression.*`; smaller in tests to cross page boundaries). */
 export interface BulkSettings {
@@ -90,52 +90,59 @@ export class SuppressionService {
 
   /**
    * Adds many entries, `importChunkRows` per short transaction of their own, with a turn of
-   * the event loop between two: other requests and writers (the
-   * group committer) go in between, and on SQLite no commit waits behind the whole import.
-   * Returns how many were new. A failure leaves the chunks before it written; adding the same
-   * entries again is harmless (they count as existing).
+   * the event loop between two: other requests and writers (the group committer) go in
+   * between, and on SQLite no commit waits behind the whole import. Returns how many were new.
+   * A failure leaves the chunks before it written; adding the same entries again is harmless
+   * (they count as existing).
    */
-  async addMany(
-    workspaceId: number,
-    entries: { address: string; stream: Stream; reason: SuppressionReason }[],
-    onChunk?: () => void,
-  ): Promise<number> {
+  async addMany(workspaceId: number, entries: { address: string; stream: Stream; reason: SuppressionReason }[]): Promise<number> {
     const now = this.deps.clock.now();
     const size = this.bulk.importChunkRows;
     let added = 0;
     for (let i = 0; i < entries.length; i += size) {
       if (i > 0) await nextTurn();
-      const rows = entries.slice(i, i + size).map((e) => ({ workspace_id: workspaceId, stream: e.stream, address: e.address, reason: e.reason, email_id: null, domain: null, created_at: now }));
-      added += await this.deps.db.transaction((tx) => suppressionsRepo.addMany(tx, rows));
-      onChunk?.();
+      added += await this.writeChunk(workspaceId, entries.slice(i, i + size), now);
     }
     return added;
   }
 
+  private writeChunk(workspaceId: number, entries: { address: string; stream: Stream; reason: SuppressionReason }[], at: number): Promise<number> {
+    const rows = entries.map((e) => ({ workspace_id: workspaceId, stream: e.stream, address: e.address, reason: e.reason, email_id: null, domain: null, created_at: at }));
+    return this.deps.db.transaction((tx) => suppressionsRepo.addMany(tx, rows));
+  }
+
   /**
-   * A CSV import (see `readSuppressionCsv`): read in slices with the event loop free between
-   * them, then written in chunks (`addMany`). `capped` (an API call; the CLI is the operator's)
-   * refuses a file of more than `importMaxRows` records with 413 before anything is written.
+   * A CSV import (see `readSuppressionCsv`): each chunk of about `importChunkRows` lines is read
+   * and written (one short transaction) before the next is read, the event loop free between
+   * chunks, so only one chunk is held at a time. `capped` (an API call; the CLI is the
+   * operator's) refuses a file of more than `importMaxRows` lines after the header with 413
+   * before anything is read or written.
    */
   async importCsv(workspaceId: number, text: string, opts: { defaultStream?: Stream; capped?: boolean } = {}): Promise<ImportResult> {
-    const maxRows = opts.capped ? this.bulk.importMaxRows : Infinity;
-    const entries: ImportLine[] = [];
-    const problems: ImportProblem[] = [];
-    let records = 0;
-    for await (const chunk of readSuppressionCsv(text, { defaultStream: opts.defaultStream, chunkRecords: this.bulk.importChunkRows })) {
-      records += chunk.records;
-      if (records > maxRows) {
+    if (opts.capped) {
+      const lines = countLines(text) - 1;
+      if (lines > this.bulk.importMaxRows) {
         throw new ServiceError(
           'PAYLOAD_TOO_LARGE',
-          `An import takes at most ${maxRows} lines after the header (suppression.importMaxRows); this file holds more: split it and import the parts one after another`,
+          `An import takes at most ${this.bulk.importMaxRows} lines after the header (suppression.importMaxRows); this file holds ${lines}: split it and import the parts one after another`,
         );
       }
-      for (const e of chunk.entries) entries.push(e);
-      for (const p of chunk.problems) problems.push(p);
     }
+    const now = this.deps.clock.now();
+    const problems: ImportProblem[] = [];
+    let records = 0;
+    let good = 0;
+    let added = 0;
     let chunks = 0;
-    const added = await this.addMany(workspaceId, entries, () => (chunks += 1));
-    return { records, added, existing: entries.length - added, problems, chunks };
+    for await (const chunk of readSuppressionCsv(text, { defaultStream: opts.defaultStream, chunkRecords: this.bulk.importChunkRows })) {
+      records += chunk.records;
+      for (const p of chunk.problems) problems.push(p);
+      if (chunk.entries.length === 0) continue;
+      good += chunk.entries.length;
+      added += await this.writeChunk(workspaceId, chunk.entries, now);
+      chunks += 1;
+    }
+    return { records, added, existing: good - added, problems, chunks };
   }
 
   /**
