@@ -9,7 +9,7 @@ import { countLines, nextTurn, readSuppressionCsv, type ImportProblem } from './
 
 /** How bulk work is cut up (config `suppression.*`; smaller in tests to cross page boundaries). */
 export interface BulkSettings {
-  /** Records one capped import (an API call) may hold. */
+  /** Lines after the header one capped import (an API call) may hold. */
   importMaxRows: number;
   importChunkRows: number;
   exportPageRows: number;
@@ -142,6 +142,8 @@ export class SuppressionService {
       added += await this.writeChunk(workspaceId, chunk.entries, now);
       chunks += 1;
     }
+    // The parser reports a skipped line as it reads its slice, which may be a chunk early.
+    problems.sort((a, b) => a.line - b.line);
     return { records, added, existing: good - added, problems, chunks };
   }
 

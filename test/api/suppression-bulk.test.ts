@@ -41,6 +41,15 @@ describe.each(STORES)('bulk suppression import and export (%s)', (kind) => {
     expect(exportedAddresses(exported.text).sort()).toEqual(Array.from({ length: 40 }, (_, i) => `user${i}@example.org`).sort());
     expect(exported.text).toContain('user3@example.org,broadcast,bounce,');
 
+    // A line the parser skips is reported as its slice is read, before earlier lines of later
+    // chunks are checked; the answer still lists problems in line order.
+    const mixed = ['address', ...Array.from({ length: 12 }, (_, i) => (i === 8 ? 'nope' : `m${i}@example.org`)), '"bad"x'];
+    const mixedRes = await importCsv(server, (await server.workspace()).apiKey, mixed.join('\n'), 'broadcast');
+    const problemLines = mixedRes.body.problems.map((p: { line: number }) => p.line);
+    expect(problemLines).toContain(10);
+    expect(problemLines).toContain(14);
+    expect(problemLines).toEqual([...problemLines].sort((a, b) => a - b));
+
     // Again: everything is already there.
     const again = await importCsv(server, ws.apiKey, `${lines.join('\n')}\n`);
     expect(again.body).toMatchObject({ added: 0, existing: 41, records: 44 });
