@@ -128,7 +128,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     committer,
     accept,
     messages: new MessageQueries({ db, clock }),
-    suppressions: new SuppressionService({ db, clock }),
+    suppressions: new SuppressionService({ db, clock, bulk: config.suppression }),
     usage: new UsageService({ db, clock }),
     stats: new StatsService({ db, clock }),
     webhooks: new WebhookService({ db, clock, resolve: webhookHosts, allowPrivateAddresses: config.webhooks.allowPrivateAddresses }),

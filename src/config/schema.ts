@@ -191,6 +191,28 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    suppression: Type.Object(
+      {
+        importMaxRows: Type.Integer({
+          minimum: 1,
+          default: 250_000,
+          description: 'lines after the header one POST /suppressions/import may hold; over it the call is refused with 413 and nothing is imported',
+        }),
+        importChunkRows: Type.Integer({
+          minimum: 1,
+          maximum: 4000,
+          default: 500,
+          description: 'entries an import writes per short transaction of their own; other writers go between two',
+        }),
+        exportPageRows: Type.Integer({
+          minimum: 1,
+          maximum: 10_000,
+          default: 500,
+          description: 'entries an export reads per query and writes to the reply before reading more',
+        }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     retention: Type.Object(
       { days: Type.Integer({ minimum: 1, default: 30 }) },
       { additionalProperties: false, default: {} },

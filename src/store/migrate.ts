@@ -12,6 +12,7 @@ import * as rateHit from './migrations/009_rate_hit.ts';
 import * as rateHitBatch from './migrations/010_rate_hit_batch.ts';
 import * as usageSlots from './migrations/011_usage_slots.ts';
 import * as messageContents from './migrations/012_message_contents.ts';
+import * as suppressionKeyset from './migrations/013_suppression_keyset.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '010_rate_hit_batch': rateHitBatch,
   '011_usage_slots': usageSlots,
   '012_message_contents': messageContents,
+  '013_suppression_keyset': suppressionKeyset,
 };
 
 /** The migrations in order, for knex's migrator (`migrate.up`, `.down` in tests). */

@@ -25,6 +25,12 @@ export interface SuppressionFilter {
   limit: number;
 }
 
+/**
+ * On SQLite knex writes a multi-row `insert ... on conflict` as one compound SELECT, which
+ * SQLite limits to 500 terms.
+ */
+const ROWS_PER_STATEMENT = 500;
+
 export const suppressionsRepo = {
   /** Inserts unless present; returns whether a row was added. */
   async add(db: Conn, row: Omit<SuppressionRow, 'id'>): Promise<boolean> {
@@ -34,6 +40,23 @@ export const suppressionsRepo = {
       .ignore()
       .returning('id');
     return inserted.length > 0;
+  },
+  /**
+   * Inserts the rows not present yet, `ROWS_PER_STATEMENT` to a statement (run it in a
+   * transaction to make a larger call atomic); returns how many were new. Rows repeating one
+   * another count once.
+   */
+  async addMany(db: Conn, rows: Omit<SuppressionRow, 'id'>[]): Promise<number> {
+    let added = 0;
+    for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+      const inserted = await db('suppressions')
+        .insert(rows.slice(i, i + ROWS_PER_STATEMENT).map((row) => ({ ...row, address: row.address.toLowerCase() })))
+        .onConflict(['workspace_id', 'stream', 'address'])
+        .ignore()
+        .returning('id');
+      added += inserted.length;
+    }
+    return added;
   },
   find: (db: Conn, workspaceId: number, stream: Stream, address: string): Promise<SuppressionRow | undefined> =>
     db('suppressions').where({ workspace_id: workspaceId, stream, address: address.toLowerCase() }).first(),

@@ -1,13 +1,33 @@
 import { suppressionCause } from './cause.ts';
-import { invalid, notFound } from '../core/errors.ts';
+import { ServiceError, notFound } from '../core/errors.ts';
 import type { Clock } from '../core/ports.ts';
 import { iso } from '../core/time.ts';
-import { isProblem, parseMailbox } from '../messages/address.ts';
 import type { Conn, Db } from '../store/db.ts';
 import { suppressionsRepo, type Stream, type SuppressionReason, type SuppressionRow } from '../store/suppressions.ts';
+import { STREAMS, checkAddress, checkStream } from './checks.ts';
+import { countLines, nextTurn, readSuppressionCsv, type ImportProblem } from './csv.ts';
 
-export const STREAMS: Stream[] = ['transactional', 'broadcast'];
-export const REASONS: SuppressionReason[] = ['bounce', 'complaint', 'unsubscribe', 'manual'];
+/** How bulk work is cut up (config `suppression.*`; smaller in tests to cross page boundaries). */
+export interface BulkSettings {
+  /** Lines after the header one capped import (an API call) may hold. */
+  importMaxRows: number;
+  importChunkRows: number;
+  exportPageRows: number;
+}
+const BULK_DEFAULTS: BulkSettings = { importMaxRows: 250_000, importChunkRows: 500, exportPageRows: 500 };
+
+export interface ImportResult {
+  /** Records read after the header, good and bad. */
+  records: number;
+  added: number;
+  /** Good lines already on their list (or repeating an earlier line). */
+  existing: number;
+  problems: ImportProblem[];
+  /** Short transactions the entries were written in. */
+  chunks: number;
+}
+
+export { STREAMS, REASONS, checkStream, checkAddress } from './checks.ts';
 
 export const suppressionView = (row: SuppressionRow) => ({
   address: row.address,
@@ -17,21 +37,13 @@ export const suppressionView = (row: SuppressionRow) => ({
   created_at: iso(row.created_at),
 });
 
-export function checkStream(stream: string): Stream {
-  if (!(STREAMS as string[]).includes(stream)) throw invalid('Field `stream` must be `transactional` or `broadcast`');
-  return stream as Stream;
-}
-
-/** A bare address, lowercased: suppression matches case-insensitively. */
-export function checkAddress(address: string): string {
-  const parsed = parseMailbox(address);
-  if (isProblem(parsed) || parsed.name !== null) throw invalid(`Field \`address\` is not a valid address: "${address.slice(0, 200)}"`);
-  return parsed.address.toLowerCase();
-}
-
 /** The two per-stream suppression lists of each workspace. */
 export class SuppressionService {
-  constructor(private readonly deps: { db: Db; clock: Clock }) {}
+  private readonly bulk: BulkSettings;
+
+  constructor(private readonly deps: { db: Db; clock: Clock; bulk?: Partial<BulkSettings> }) {
+    this.bulk = { ...BULK_DEFAULTS, ...deps.bulk };
+  }
 
   /** Adds an entry unless present (the first reason stays); returns the entry. */
   async add(
@@ -76,26 +88,94 @@ export class SuppressionService {
     });
   }
 
-  /** Adds many entries in one transaction; returns how many were new. */
+  /**
+   * Adds many entries, `importChunkRows` per short transaction of their own, with a turn of
+   * the event loop between two: other requests and writers (the group committer) go in
+   * between, and on SQLite no commit waits behind the whole import. Returns how many were new.
+   * A failure leaves the chunks before it written; adding the same entries again is harmless
+   * (they count as existing).
+   */
   async addMany(workspaceId: number, entries: { address: string; stream: Stream; reason: SuppressionReason }[]): Promise<number> {
     const now = this.deps.clock.now();
+    const size = this.bulk.importChunkRows;
     let added = 0;
-    await this.deps.db.transaction(async (tx) => {
-      for (const e of entries) {
-        if (await suppressionsRepo.add(tx, { workspace_id: workspaceId, stream: e.stream, address: e.address, reason: e.reason, email_id: null, domain: null, created_at: now })) added += 1;
-      }
-    });
+    for (let i = 0; i < entries.length; i += size) {
+      if (i > 0) await nextTurn();
+      added += await this.writeChunk(workspaceId, entries.slice(i, i + size), now);
+    }
     return added;
   }
 
-  /** Every entry, for export. */
+  private writeChunk(workspaceId: number, entries: { address: string; stream: Stream; reason: SuppressionReason }[], at: number): Promise<number> {
+    const rows = entries.map((e) => ({ workspace_id: workspaceId, stream: e.stream, address: e.address, reason: e.reason, email_id: null, domain: null, created_at: at }));
+    return this.deps.db.transaction((tx) => suppressionsRepo.addMany(tx, rows));
+  }
+
+  /**
+   * A CSV import (see `readSuppressionCsv`): each chunk of about `importChunkRows` lines is read
+   * and written (one short transaction) before the next is read, the event loop free between
+   * chunks, so only one chunk is held at a time. `capped` (an API call; the CLI is the
+   * operator's) refuses a file of more than `importMaxRows` lines after the header with 413
+   * before anything is read or written.
+   */
+  async importCsv(workspaceId: number, text: string, opts: { defaultStream?: Stream; capped?: boolean } = {}): Promise<ImportResult> {
+    if (opts.capped) {
+      const lines = countLines(text) - 1;
+      if (lines > this.bulk.importMaxRows) {
+        throw new ServiceError(
+          'PAYLOAD_TOO_LARGE',
+          `An import takes at most ${this.bulk.importMaxRows} lines after the header (suppression.importMaxRows); this file holds ${lines}: split it and import the parts one after another`,
+        );
+      }
+    }
+    const now = this.deps.clock.now();
+    const problems: ImportProblem[] = [];
+    let records = 0;
+    let good = 0;
+    let added = 0;
+    let chunks = 0;
+    for await (const chunk of readSuppressionCsv(text, { defaultStream: opts.defaultStream, chunkRecords: this.bulk.importChunkRows })) {
+      records += chunk.records;
+      for (const p of chunk.problems) problems.push(p);
+      if (chunk.entries.length === 0) continue;
+      good += chunk.entries.length;
+      added += await this.writeChunk(workspaceId, chunk.entries, now);
+      chunks += 1;
+    }
+    // The parser reports a skipped line as it reads its slice, which may be a chunk early.
+    problems.sort((a, b) => a.line - b.line);
+    return { records, added, existing: good - added, problems, chunks };
+  }
+
+  /**
+   * Pages of entries for an export, `exportPageRows` at a time by keyset (id) within each stream,
+   * a turn of the event loop between two pages; nothing is read until the previous page was
+   * taken, so a slow reader holds one page. A domain-scoped key's export holds its domain's
+   * entries only. The stream is checked at once, before the first page is asked for.
+   */
+  exportPages(workspaceId: number, opts: { stream?: string; domain?: string | null } = {}): AsyncGenerator<SuppressionRow[]> {
+    const streams = opts.stream === undefined ? STREAMS : [checkStream(opts.stream)];
+    const size = this.bulk.exportPageRows;
+    const db = this.deps.db;
+    return (async function* () {
+      for (const stream of streams) {
+        let afterId: number | undefined;
+        for (;;) {
+          const page = await suppressionsRepo.list(db, { workspaceId, stream, domain: opts.domain ?? null, afterId, limit: size });
+          if (page.length > 0) yield page;
+          if (page.length < size) break;
+          afterId = page.at(-1)!.id;
+          await nextTurn();
+        }
+      }
+    })();
+  }
+
+  /** Every entry (the CLI's list), oldest first. */
   async all(workspaceId: number, stream?: string, domain: string | null = null): Promise<SuppressionRow[]> {
     const out: SuppressionRow[] = [];
-    for (;;) {
-      const page = await this.list(workspaceId, { stream, domain, afterId: out.at(-1)?.id, limit: 1000 });
-      out.push(...page);
-      if (page.length < 1000) return out;
-    }
+    for await (const page of this.exportPages(workspaceId, { stream, domain })) for (const row of page) out.push(row);
+    return out.sort((a, b) => a.id - b.id);
   }
 
   async remove(workspaceId: number, stream: string, address: string): Promise<void> {

@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { once } from 'node:events';
 import type { Command } from 'commander';
 import { ServiceError } from '../../core/errors.ts';
 import type { CliContext } from '../context.ts';
@@ -68,10 +69,14 @@ export function registerSuppressionCommands(program: Command, ctx: CliContext): 
     .option('--output <file>', 'write to a file instead of stdout')
     .action(async (opts: { workspace?: string; stream?: string; output?: string }) => {
       const { suppressions } = await ctx.open();
-      const { toCsv } = await csv();
-      const text = toCsv(await suppressions.all(await workspaceId(opts.workspace), opts.stream));
-      if (opts.output) writeFileSync(opts.output, text);
-      else process.stdout.write(text);
+      const { csvOfPages } = await csv();
+      const pages = suppressions.exportPages(await workspaceId(opts.workspace), { stream: opts.stream });
+      // Page by page, waiting for the output to drain: the list is never held whole.
+      const out = opts.output ? createWriteStream(opts.output) : process.stdout;
+      for await (const text of csvOfPages(pages)) {
+        if (!out.write(text)) await once(out, 'drain');
+      }
+      if (opts.output) await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
     });
 
   cmd
@@ -84,13 +89,13 @@ export function registerSuppressionCommands(program: Command, ctx: CliContext): 
     .action(async (file: string, opts: { workspace?: string; stream?: string; allowPartial?: boolean; json?: boolean }) => {
       const { suppressions } = await ctx.open();
       const wsId = await workspaceId(opts.workspace);
-      const [{ readSuppressionCsv }, { checkStream }] = await Promise.all([csv(), service()]);
-      const { entries, problems } = readSuppressionCsv(readFileSync(file, 'utf8'), opts.stream ? checkStream(opts.stream) : undefined);
-      const added = await suppressions.addMany(wsId, entries);
+      const { checkStream } = await service();
+      const text = readFileSync(file, 'utf8');
+      const { records, added, existing, problems } = await suppressions.importCsv(wsId, text, { defaultStream: opts.stream ? checkStream(opts.stream) : undefined });
       for (const p of problems) process.stderr.write(`${file}:${p.line}: ${p.error}\n`);
-      const summary = { read: entries.length + problems.length, imported: added, already_present: entries.length - added, errors: problems };
+      const summary = { read: records, imported: added, already_present: existing, errors: problems };
       emit(opts.json, summary, () =>
-        printLines([`Imported ${added} entries (${entries.length - added} already present, ${problems.length} bad lines).`]),
+        printLines([`Imported ${added} entries (${existing} already present, ${problems.length} bad lines).`]),
       );
       if (problems.length > 0 && !opts.allowPartial) {
         throw new Error(`${problems.length} line(s) of ${file} skipped, the other entries imported; fix them and import again, or pass --allow-partial to accept`);
