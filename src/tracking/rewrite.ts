@@ -11,8 +11,10 @@ export interface RewriteOptions {
   pixel?: string;
 }
 
-const NOTRACK = 'data-mailsvc-notrack';
-const TRACKABLE = /^https?:\/\//i;
+/** The attribute that keeps one link as written; dropped from the copy. */
+export const NOTRACK = 'data-mailsvc-notrack';
+/** The links the rewriter hands to `link`: an http(s) href, spaces around it trimmed. */
+export const TRACKABLE = /^https?:\/\//i;
 
 const ESCAPED: Record<string, string> = { '&': '&amp;', '"': '&quot;', '<': '&lt;', '>': '&gt;' };
 const TO_ESCAPE = /[&"<>]/g;
@@ -22,7 +24,7 @@ function escapeAttribute(value: string): string {
   return value.replace(TO_ESCAPE, (ch) => ESCAPED[ch]!);
 }
 
-function openTag(name: string, attribs: Record<string, string>, selfClosing: boolean): string {
+export function openTag(name: string, attribs: Record<string, string>, selfClosing: boolean): string {
   let attrs = '';
   for (const k in attribs) {
     const v = attribs[k]!;
@@ -30,6 +32,9 @@ function openTag(name: string, attribs: Record<string, string>, selfClosing: boo
   }
   return `<${name}${attrs}${selfClosing ? ' /' : ''}>`;
 }
+
+/** How the rewriter (and whoever counts what it would rewrite) reads HTML. */
+export const PARSER_OPTIONS = { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true } as const;
 
 export const pixelTag = (url: string) =>
   `<img src="${escapeAttribute(url)}" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0" />`;
@@ -64,7 +69,7 @@ export function rewriteHtml(html: string, options: RewriteOptions): string {
         if (name === 'body' && !isImplied && bodyClose < 0) bodyClose = parser.startIndex;
       },
     },
-    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
+    PARSER_OPTIONS,
   );
   parser.write(html);
   parser.end();
