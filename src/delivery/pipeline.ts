@@ -119,14 +119,15 @@ export class RecipientPipeline {
     if (destination.kind !== 'hosts') return judgeDestination(destination);
     const sending = await this.sendingDomain(prepared.message.domain);
     const from = verpSender(this.deps.verp, row.id, sending.returnPathDomain);
-    const copy = await this.deps.scheduler.run(prepared.message.workspace_id, renderWeight(prepared, sending.tracking), async () => {
+    const weight = renderWeight(prepared, sending.tracking);
+    const copy = await this.deps.scheduler.run(prepared.message.workspace_id, weight, async () => {
       const own = await this.deps.render(prepared, {
         tracking: sending.tracking,
         recipient: { id: row.id, address: row.address },
         stream: prepared.message.stream,
         returnPathDomain: sending.returnPathDomain,
       });
-      return this.deps.signer.build({ row: prepared.row, senderId: this.deps.config.server.hostname, own, key: sending.key, now: this.deps.clock.now() });
+      return this.deps.signer.build({ row: prepared.row, senderId: this.deps.config.server.hostname, own, key: sending.key, now: this.deps.clock.now(), weight });
     });
     if (copy.built) this.deps.metrics.deliveryMessageBuilds.inc();
     this.deps.metrics.deliverySignatures.inc();

@@ -4,6 +4,7 @@ import type { Logger } from '../core/ports.ts';
 import { systemClock } from '../core/ports.ts';
 import { startWorker } from '../threads/start.ts';
 import { CopyBuilder, type BuiltCopy, type CopyJob } from './copy-builder.ts';
+import { LIGHT_RENDER_BYTES } from './fair-scheduler.ts';
 import type { SignBatch, SignResult } from './sign-thread.ts';
 
 /** Builds and signs one recipient's copy; on the event loop or in signing threads. */
@@ -53,7 +54,14 @@ interface Thread {
   /** Copies waiting for the next post (the same tick's copies go in one message). */
   queued: SignBatch['jobs'];
   queuedPending: Map<number, Pending>;
+  /** Heavy copies posted or queued to this thread and not answered yet. */
+  heavy: number;
 }
+
+/** Shared MIME of light messages built on the event loop while their thread is busy with heavy copies. */
+const BESIDE_CACHED_BYTES = 8 * 1024 * 1024;
+
+const isHeavy = (job: CopyJob) => (job.weight ?? 0) >= LIGHT_RENDER_BYTES;
 
 /**
  * DKIM signing and MIME building off the event loop: `size` worker threads, started with the
@@ -62,7 +70,9 @@ interface Thread {
  * thread in one message; each signed copy comes back on its own as soon as it is ready,
  * transferred, not copied, so sending starts while the thread signs the rest. Nothing waits here
  * unbounded: delivery has at most `delivery.concurrency` copies in flight. A thread that fails or
- * exits fails its copies in flight (delivery defers them, to be retried) and is replaced.
+ * exits fails its copies in flight (delivery defers them, to be retried) and is replaced. While a
+ * thread has heavy copies (by the fair scheduler's weight) queued or in flight, the light copies
+ * routed to it are built on the event loop instead, so they do not wait seconds behind them.
  */
 export class SigningPool implements CopySigner {
   private readonly threads: Thread[];
@@ -77,12 +87,18 @@ export class SigningPool implements CopySigner {
     private readonly log: Logger,
   ) {
     if (!Number.isInteger(size) || size < 1) throw new Error(`signing threads must be a whole number of at least 1, not ${size}`);
-    this.threads = Array.from({ length: size }, () => ({ worker: null, ready: false, inFlight: new Map(), queued: [], queuedPending: new Map() }));
+    this.threads = Array.from({ length: size }, () => ({ worker: null, ready: false, inFlight: new Map(), queued: [], queuedPending: new Map(), heavy: 0 }));
     this.maxCachedBytes = Math.floor(MAX_CACHED_BYTES / size);
   }
 
   get size(): number {
     return this.threads.length;
+  }
+
+  private besideBuilder: CopyBuilder | null = null;
+
+  private beside(): CopyBuilder {
+    return (this.besideBuilder ??= new CopyBuilder(systemClock, BESIDE_CACHED_BYTES));
   }
 
   /** Starts the threads (otherwise the first copy does), so the first copies find them warm. */
@@ -96,10 +112,20 @@ export class SigningPool implements CopySigner {
     if (this.closed) return Promise.reject(new Error('the signing threads are stopped'));
     this.start();
     const thread = this.threads[job.row.id % this.threads.length]!;
+    const heavy = isHeavy(job);
+    // A thread encoding a heavy copy (a 26 MB tracked copy takes seconds) would keep a light
+    // copy of another message waiting that long: the light one (a few milliseconds) is built
+    // on the event loop instead.
+    if (!heavy && thread.heavy > 0) return this.beside().build(job);
     const seq = ++this.seq;
+    if (heavy) thread.heavy++;
+    const done = heavy ? () => void thread.heavy-- : () => undefined;
     return new Promise<BuiltCopy>((resolve, reject) => {
       thread.queued.push({ seq, job });
-      thread.queuedPending.set(seq, { resolve, reject });
+      thread.queuedPending.set(seq, {
+        resolve: (copy) => (done(), resolve(copy)),
+        reject: (err) => (done(), reject(err)),
+      });
       if (!this.flushing) {
         this.flushing = true;
         queueMicrotask(() => this.flush());
