@@ -2,6 +2,7 @@ import type { Config } from './config/schema.ts';
 import { systemClock, type Clock, type DnsResolver, type Logger, type RandomSource } from './core/ports.ts';
 import { loadTokenKeyring } from './secrets/keyring.ts';
 import { createTokenCodec, type TokenCodec } from './tokens/index.ts';
+import { checkRenderBounds } from './tracking/bounds.ts';
 import { createDnsResolver } from './dns/resolver.ts';
 import { ownZone, sandboxResolver } from './sandbox/zone.ts';
 import { SandboxInbox } from './sandbox/inbox.ts';
@@ -89,7 +90,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   // commit touches, in one order, so they cannot deadlock with each other or with the rest.
   // SQLite has one writer: one committer for everything.
   const acceptCommitter = oneWriter ? committer : new GroupCommitter(db, undefined, ACCEPT_LANES);
-  const accept = new AcceptService({ db, committer: acceptCommitter, clock, log });
+  const bounds = { maxLinks: config.tracking.maxLinksPerMessage, maxRenderedBytes: config.tracking.maxRenderedBytes, baseUrl: config.tracking.baseUrl };
+  const accept = new AcceptService({ db, committer: acceptCommitter, clock, log, checkContent: (content) => checkRenderBounds(content, bounds) });
   const rateCounter = new RateCounter({ store: rateCountStore(db), flush: () => committer.run(async () => undefined) });
   const exactRate = oneWriter ? null : new BatchedRateLimit((groups, windowSeconds) => rateLimits.hitGroups(db, groups, windowSeconds));
   // On PostgreSQL the counter stays empty: no hook.

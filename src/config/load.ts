@@ -132,7 +132,7 @@ function proxyProblems(entries: string[]): string[] {
 type RawShape = Omit<Config, 'server' | 'inbound' | 'tracking' | 'database'> & {
   server: { hostname: string | null };
   inbound: Omit<Config['inbound'], 'returnPathDomain'> & { returnPathDomain: string | null };
-  tracking: { baseUrl: string | null };
+  tracking: Omit<Config['tracking'], 'baseUrl'> & { baseUrl: string | null };
   database: { client: 'sqlite' | 'pg'; connection: string | { filename: string } | null; pool: number };
 };
 
@@ -156,7 +156,7 @@ function resolveDerived(raw: RawShape, root: string): Config {
     database,
     server: { hostname },
     inbound: { ...raw.inbound, returnPathDomain: (raw.inbound.returnPathDomain ?? `bounces.${hostname}`).toLowerCase() },
-    tracking: { baseUrl: (raw.tracking.baseUrl ?? `http://${hostname}:${raw.http.port}`).replace(/\/+$/, '') },
+    tracking: { ...raw.tracking, baseUrl: (raw.tracking.baseUrl ?? `http://${hostname}:${raw.http.port}`).replace(/\/+$/, '') },
   };
   return deepFreeze(config) as Config;
 }

@@ -176,6 +176,18 @@ export const ConfigSchema = Type.Object(
           examples: ['https://mail.example.com'],
           description: 'public base of /t/... links; default http://<hostname>:<http.port>',
         }),
+        maxLinksPerMessage: Type.Integer({
+          minimum: 0,
+          default: 5000,
+          description:
+            'links click tracking would rewrite in one message (counted at accept whether or not the domain tracks now); a message with more is refused with 422',
+        }),
+        maxRenderedBytes: Type.Integer({
+          minimum: 1024,
+          default: 12_582_912,
+          description:
+            'bytes of one recipient\'s rendered text parts (tracked links, open pixel, unsubscribe URLs filled in); a message whose render could exceed it is refused with 422',
+        }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -237,7 +249,7 @@ export type Config = Readonly<
   Omit<RawConfig, 'server' | 'inbound' | 'tracking' | 'database'> & {
     server: { hostname: string };
     inbound: RawConfig['inbound'] & { returnPathDomain: string };
-    tracking: { baseUrl: string };
+    tracking: RawConfig['tracking'] & { baseUrl: string };
     database: { client: 'sqlite'; connection: { filename: string }; pool: number } | { client: 'pg'; connection: string; pool: number };
   }
 >;

@@ -13,6 +13,8 @@ export interface CopyJob {
   key: DkimKey;
   /** The DKIM t= tag, from the delivery clock. */
   now: number;
+  /** What rendering this copy weighed for the fair scheduler (its rewritten text parts' size); 0 or absent: light. */
+  weight?: number;
 }
 
 export interface BuiltCopy {

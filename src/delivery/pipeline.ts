@@ -14,6 +14,7 @@ import { resolveDestination, type Destination } from './mx.ts';
 import { judgeDestination, judgeSend, type Verdict } from './outcome.ts';
 import type { Relay } from './relay.ts';
 import type { RenderStep } from './render.ts';
+import type { FairScheduler } from './fair-scheduler.ts';
 import type { CopySigner } from './sign-pool.ts';
 import type { SmtpTransport } from './transport.ts';
 import { verpSender } from './verp.ts';
@@ -30,6 +31,8 @@ export interface PipelineDeps {
   render: RenderStep;
   /** Builds and signs each copy (signing threads, or the event loop). */
   signer: CopySigner;
+  /** Decides whose copy is rendered and signed next: heavy work round-robin by workspace. */
+  scheduler: FairScheduler;
   /** With a smarthost there is no MX lookup: everything goes to it. */
   relay: Relay | undefined;
 }
@@ -59,6 +62,16 @@ function stored(id: number, row: MessageWithContent | undefined): StoredMessage 
   const parts = content.kind === 'fields' ? { html: content.html, text: content.text } : { html: null, text: null };
   const message = { id: row.id, workspace_id: row.workspace_id, domain: row.domain, stream: row.stream, message_id_header: row.message_id_header };
   return { row, message, ...parts, size: row.content!.length + row.envelope.length };
+}
+
+/**
+ * What rendering and signing one recipient's copy costs, in the scheduler's units: the text
+ * parts' size when the render step rewrites them per recipient (tracking, or unsubscribe URLs on
+ * broadcast mail); otherwise the copy reuses the message's encoded parts and hash: nothing.
+ */
+function renderWeight(prepared: StoredMessage, tracking: { open: boolean; click: boolean }): number {
+  if (!tracking.open && !tracking.click && prepared.message.stream !== 'broadcast') return 0;
+  return (prepared.html?.length ?? 0) + (prepared.text?.length ?? 0);
 }
 
 /** Stored messages kept for their next recipients, by total size (a 1 MB message counts 1 MB). */
@@ -106,13 +119,16 @@ export class RecipientPipeline {
     if (destination.kind !== 'hosts') return judgeDestination(destination);
     const sending = await this.sendingDomain(prepared.message.domain);
     const from = verpSender(this.deps.verp, row.id, sending.returnPathDomain);
-    const own = await this.deps.render(prepared, {
-      tracking: sending.tracking,
-      recipient: { id: row.id, address: row.address },
-      stream: prepared.message.stream,
-      returnPathDomain: sending.returnPathDomain,
+    const weight = renderWeight(prepared, sending.tracking);
+    const copy = await this.deps.scheduler.run(prepared.message.workspace_id, weight, async () => {
+      const own = await this.deps.render(prepared, {
+        tracking: sending.tracking,
+        recipient: { id: row.id, address: row.address },
+        stream: prepared.message.stream,
+        returnPathDomain: sending.returnPathDomain,
+      });
+      return this.deps.signer.build({ row: prepared.row, senderId: this.deps.config.server.hostname, own, key: sending.key, now: this.deps.clock.now(), weight });
     });
-    const copy = await this.deps.signer.build({ row: prepared.row, senderId: this.deps.config.server.hostname, own, key: sending.key, now: this.deps.clock.now() });
     if (copy.built) this.deps.metrics.deliveryMessageBuilds.inc();
     this.deps.metrics.deliverySignatures.inc();
     const raw = copy.raw;

@@ -5,6 +5,7 @@ import { systemClock } from '../core/ports.ts';
 import { startWorker } from '../threads/start.ts';
 import { Batcher, type Batch } from '../core/batcher.ts';
 import { CopyBuilder, type BuiltCopy, type CopyJob } from './copy-builder.ts';
+import { LIGHT_RENDER_BYTES } from './fair-scheduler.ts';
 import type { SignBatch, SignResult } from './sign-thread.ts';
 
 /** Builds and signs one recipient's copy; on the event loop or in signing threads. */
@@ -69,9 +70,16 @@ interface Thread {
   inFlight: Map<number, Answer>;
   /** The copies asked for in one tick go to the thread in one message. */
   copies: Batcher<CopyJob, BuiltCopy>;
+  /** Heavy copies posted or queued to this thread and not answered yet. */
+  heavy: number;
 }
 
 const notSigned = (err: Error) => new Error(`${err.message}; the copy was not signed`);
+
+/** Shared MIME of light messages built on the event loop while their thread is busy with heavy copies. */
+const BESIDE_CACHED_BYTES = 8 * 1024 * 1024;
+
+const isHeavy = (job: CopyJob) => (job.weight ?? 0) >= LIGHT_RENDER_BYTES;
 
 /**
  * DKIM signing and MIME building off the event loop: `size` worker threads, started with the
@@ -80,7 +88,9 @@ const notSigned = (err: Error) => new Error(`${err.message}; the copy was not si
  * thread in one message; each signed copy comes back on its own as soon as it is ready,
  * transferred, not copied, so sending starts while the thread signs the rest. Nothing waits here
  * unbounded: delivery has at most `delivery.concurrency` copies in flight. A thread that fails or
- * exits fails its copies in flight (delivery defers them, to be retried) and is replaced.
+ * exits fails its copies in flight (delivery defers them, to be retried) and is replaced. While a
+ * thread has heavy copies (by the fair scheduler's weight) queued or in flight, the light copies
+ * routed to it are built on the event loop instead, so they do not wait seconds behind them.
  */
 export class SigningPool implements CopySigner {
   private readonly threads: Thread[];
@@ -100,6 +110,7 @@ export class SigningPool implements CopySigner {
         readiness: readiness(),
         inFlight: new Map(),
         copies: new Batcher({ name: 'the signing pool', start: 'microtask', write: (batch) => this.post(thread, batch) }),
+        heavy: 0,
       };
       return thread;
     });
@@ -108,6 +119,12 @@ export class SigningPool implements CopySigner {
 
   get size(): number {
     return this.threads.length;
+  }
+
+  private besideBuilder: CopyBuilder | null = null;
+
+  private beside(): CopyBuilder {
+    return (this.besideBuilder ??= new CopyBuilder(systemClock, BESIDE_CACHED_BYTES));
   }
 
   /** Starts the threads (otherwise the first copy does), so the first copies find them warm. */
@@ -120,7 +137,13 @@ export class SigningPool implements CopySigner {
   build(job: CopyJob): Promise<BuiltCopy> {
     if (this.closed) return Promise.reject(new Error('the signing threads are stopped'));
     this.start();
-    return this.threads[job.row.id % this.threads.length]!.copies.add(job);
+    const thread = this.threads[job.row.id % this.threads.length]!;
+    // A thread encoding a heavy copy (a 26 MB tracked copy takes seconds) would keep a light
+    // copy of another message waiting that long: the light one (a few milliseconds) is built
+    // on the event loop instead.
+    if (!isHeavy(job)) return thread.heavy > 0 ? this.beside().build(job) : thread.copies.add(job);
+    thread.heavy++;
+    return thread.copies.add(job).finally(() => void thread.heavy--);
   }
 
   /**

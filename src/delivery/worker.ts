@@ -7,6 +7,7 @@ import type { RecipientRow } from '../store/messages.ts';
 import { queueRepo } from '../store/queue.ts';
 import type { TokenCodec } from '../tokens/index.ts';
 import { LeasedClaims } from './claims.ts';
+import { FairScheduler } from './fair-scheduler.ts';
 import type { Recorded, Verdict } from './outcome.ts';
 import { RecipientPipeline } from './pipeline.ts';
 import { OutcomeRecorder } from './record.ts';
@@ -60,6 +61,7 @@ export class DeliveryWorker {
   private readonly signer: CopySigner;
   private readonly pipeline: RecipientPipeline;
   private readonly claims: LeasedClaims;
+  private readonly scheduler: FairScheduler;
   private readonly recorder: OutcomeRecorder;
   private readonly concurrency: number;
   private readonly pollMs: number;
@@ -82,8 +84,9 @@ export class DeliveryWorker {
     this.pollMs = options.pollMs ?? 200;
     this.claims = new LeasedClaims(deps, d.leaseSeconds * 1000, (inFlight) => {
       deps.metrics.deliveryInFlight.set(inFlight);
-      if (this.waitingForRoom && this.concurrency - inFlight >= this.refillAt()) this.wake?.();
+      this.wakeIfRoom();
     });
+    this.scheduler = new FairScheduler({ changed: () => this.wakeIfRoom() });
     this.log = deps.log.child({ phase: 'deliver', worker: this.claims.owner });
     this.recorder = new OutcomeRecorder(deps, this.claims.owner);
     this.transport =
@@ -97,6 +100,7 @@ export class DeliveryWorker {
       transport: this.transport,
       render: options.render ?? sendAsPrepared,
       signer: this.signer,
+      scheduler: this.scheduler,
       relay,
     });
   }
@@ -173,7 +177,7 @@ export class DeliveryWorker {
           lastScheduled = now;
           moreScheduled = (await queueRepo.releaseScheduled(this.deps.db, now, RELEASE_CHUNK, 1)) === RELEASE_CHUNK;
         }
-        const room = this.concurrency - this.claims.size;
+        const room = this.room();
         if (room >= this.refillAt()) {
           const limit = Math.min(room, 100);
           full = (await this.claim(limit)) === limit;
@@ -200,6 +204,20 @@ export class DeliveryWorker {
       });
       this.wake = null;
     }
+  }
+
+  /**
+   * Rows this worker may claim now. A row waiting for its turn to be rendered (heavy mail, see
+   * FairScheduler) holds no slot, so another workspace's mail is claimed beside it; up to
+   * `concurrency` rows may wait that way, so claimed rows stay at most twice `concurrency`.
+   */
+  private room(): number {
+    const waiting = this.scheduler.waiting;
+    return Math.min(this.concurrency - (this.claims.size - waiting), 2 * this.concurrency - this.claims.size);
+  }
+
+  private wakeIfRoom(): void {
+    if (this.waitingForRoom && this.room() >= this.refillAt()) this.wake?.();
   }
 
   /** Claims are batched: refill when half the slots are free, not on every completion. */

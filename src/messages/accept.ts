@@ -13,7 +13,7 @@ import { usageRepo } from '../store/usage.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import { CHANGE_VISIBLE_WITHIN_MS, TtlCache } from '../tenancy/ttl-cache.ts';
 import { formatMailbox } from './address.ts';
-import { storeContent } from './content.ts';
+import { storeContent, type MessageContent } from './content.ts';
 import { IDEMPOTENCY_WINDOW_MS, type IdempotencyRequest } from './idempotency.ts';
 import type { RecipientStatus } from './status.ts';
 import type { NormalisedMessage } from './validate.ts';
@@ -51,6 +51,8 @@ export interface AcceptDeps {
   committer: GroupCommitter;
   clock: Clock;
   log: Logger;
+  /** Refuses content too costly to render per recipient (the tracked-link and rendered-size caps). */
+  checkContent?: (content: MessageContent) => Promise<void>;
 }
 
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -79,6 +81,7 @@ export class AcceptService {
 
   async accept(principal: Principal, message: NormalisedMessage, idempotency?: IdempotencyRequest, source: 'api' | 'smtp' = 'api'): Promise<AcceptResult> {
     await this.checkSendingDomain(principal, message.from.domain);
+    await this.deps.checkContent?.(message.content);
     if (!idempotency) return this.batcher.add({ principal, message, source });
     try {
       return await this.deps.committer.run((tx) => this.writeIdempotent(tx, { principal, message, source }, idempotency), LAST);

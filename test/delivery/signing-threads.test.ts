@@ -54,6 +54,30 @@ describe.each(STORES)('DKIM signing in worker threads (%s)', (kind) => {
     expect(threaded.map((c) => c.built)).toStrictEqual([true, false, true, false, true, false]);
   });
 
+  it('a light copy is not kept waiting behind a heavy copy its thread is encoding: it is built beside it, signed alike', async () => {
+    const env = await deliveryEnv(kind);
+    const { db, config } = env.server.services;
+    const heavyId = await env.send({ to: 'one@dest.test', html: '<p>Big</p>' });
+    const lightId = await env.send({ to: 'two@dest.test', text: 'One line.' });
+    const domain = (await domainsRepo.byName(db, FROM_DOMAIN))!;
+    const key = { domain: domain.name, selector: domain.selector, privateKeyPem: domain.dkim_private_key };
+    // A recipient's own 6 MB of HTML: the thread needs a good part of a second to encode and hash it.
+    const html = `<p>${'Tracked link text with some words in it. '.repeat(150_000)}</p>`;
+    const heavy: CopyJob = { row: (await messagesRepo.byId(db, heavyId))!, senderId: config.server.hostname, own: { html }, key, now: T0, weight: html.length };
+    const light: CopyJob = { row: (await messagesRepo.byId(db, lightId))!, senderId: config.server.hostname, own: {}, key, now: T0 };
+    // One thread, so both would go to it in order.
+    const pool = new SigningPool(1, createLogger('silent'));
+    onTestFinished(() => pool.close());
+    pool.start();
+    const order: string[] = [];
+    const heavyCopy = pool.build(heavy).then((c) => (order.push('heavy'), c));
+    const lightCopy = pool.build(light).then((c) => (order.push('light'), c));
+    const [bigCopy, smallCopy] = await Promise.all([heavyCopy, lightCopy]);
+    expect(order).toEqual(['light', 'heavy']);
+    expect(await mailauthVerdict(smallCopy.raw, env.dns.address)).toStrictEqual(['pass']);
+    expect(await mailauthVerdict(bigCopy.raw, env.dns.address)).toStrictEqual(['pass']);
+  });
+
   it('loses no message when its signing thread ends mid-copy: the recipient is deferred, then delivered signed', async () => {
     const clock = new ManualClock(T0);
     const env = await deliveryEnv(kind, { clock, random: () => 0.5 });
