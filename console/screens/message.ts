@@ -23,7 +23,7 @@ export function contentSection(c: EmailContent): HTMLElement {
     'div',
     {},
     h('h3', {}, 'Headers'),
-    table(['Field', 'Value'], c.headers.map((f) => [f.name, h('span', { class: 'reply' }, f.value)])),
+    table(['Field', 'Value'], c.headers.map((f) => [h('span', { class: 'nowrap' }, f.name), h('span', { class: 'header-value' }, f.value)])),
     c.html !== null ? [h('h3', {}, 'HTML'), htmlFrame(c.html)] : null,
     c.text !== null ? [h('h3', {}, 'Text'), h('pre', { class: 'text-part' }, c.text)] : null,
     h('details', {}, h('summary', {}, 'Raw MIME'), h('pre', { class: 'raw' }, c.raw ?? '')),
