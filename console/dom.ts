@@ -46,6 +46,16 @@ export const link = (to: string, ...children: Child[]) => h('a', { href: `#${to}
 
 export const when = (iso: string | null | undefined): string => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
 
+/**
+ * `when` for a table cell: the date and the time may go on two lines, but neither is broken at
+ * its hyphens or colons (a narrow column would show "2026-11-" over "26").
+ */
+export function stamp(iso: string | null | undefined): Child {
+  if (!iso) return '—';
+  const [day, time] = when(iso).split(' ');
+  return h('time', { datetime: iso, class: 'stamp' }, h('span', {}, day), ' ', h('span', {}, time));
+}
+
 export function statusBadge(status: string): HTMLElement {
   return h('span', { class: `badge badge-${/^[a-z_]+$/.test(status) ? status : 'other'}` }, status);
 }

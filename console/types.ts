@@ -61,6 +61,8 @@ export interface WebhookAttempt {
   id: number;
   event: string;
   email_id: number;
+  /** The recipient the event is about; null for events about the whole message. */
+  recipient: string | null;
   attempt: number;
   response_code: number | null;
   response_body: string | null;
@@ -121,6 +123,7 @@ export interface QueueStats {
   deferred: number;
   oldest_deferred_since: string | null;
   oldest_deferred_age_seconds: number | null;
+  next_retry_at: string | null;
 }
 
 export interface Capture {

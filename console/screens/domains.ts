@@ -1,5 +1,5 @@
 import { api, type Page } from '../api.ts';
-import { copyButton, field, h, link, notice, replace, statusBadge, table, when } from '../dom.ts';
+import { copyButton, field, h, link, notice, replace, stamp, statusBadge, table, when } from '../dom.ts';
 import type { Render } from '../routes.ts';
 import type { Domain } from '../types.ts';
 
@@ -22,7 +22,7 @@ export const domainsScreen: Render = async (main) => {
     h('h1', {}, 'Domains'),
     h('div', { class: 'card' }, add, status),
     list.data.length
-      ? table(['Domain', 'Status', 'Open tracking', 'Click tracking', 'Verified'], list.data.map((d) => [link(`/domains/${d.id}`, d.name), statusBadge(d.status), d.open_tracking ? 'on' : 'off', d.click_tracking ? 'on' : 'off', when(d.verified_at)]))
+      ? table(['Domain', 'Status', 'Open tracking', 'Click tracking', 'Verified'], list.data.map((d) => [link(`/domains/${d.id}`, d.name), statusBadge(d.status), d.open_tracking ? 'on' : 'off', d.click_tracking ? 'on' : 'off', stamp(d.verified_at)]))
       : notice('No sending domain yet: add one, publish its records, then verify it.'),
   );
 };
@@ -74,7 +74,7 @@ export const domainPage: Render = async (main, params) => {
         ['Type', 'Name', 'Value', 'Purpose', 'State'],
         d.records.map((r) => [
           r.type,
-          h('div', { class: 'copyable' }, h('code', {}, r.name), ' ', copyButton(r.name, `Copy the name of the ${r.purpose} record`)),
+          h('div', { class: 'copyable' }, h('code', { class: 'record-name' }, r.name), ' ', copyButton(r.name, `Copy the name of the ${r.purpose} record`)),
           h('div', { class: 'copyable' }, h('code', { class: 'record-value' }, r.priority === undefined ? r.value : `${r.priority} ${r.value}`), ' ', copyButton(r.value, `Copy the value of the ${r.purpose} record`)),
           PURPOSE[r.purpose] ?? r.purpose,
           r.verified ? statusBadge('verified') : statusBadge(r.required ? 'pending' : 'optional'),

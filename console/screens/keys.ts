@@ -1,5 +1,5 @@
 import { api, type Page } from '../api.ts';
-import { field, h, notice, replace, select, statusBadge, table, when } from '../dom.ts';
+import { field, h, notice, replace, select, stamp, statusBadge, table } from '../dom.ts';
 import type { Render } from '../routes.ts';
 import type { ApiKey, Domain } from '../types.ts';
 
@@ -41,7 +41,7 @@ export const keysScreen: Render = async (main) => {
   };
   const drawList = async (page?: Page<ApiKey>) => {
     const current = page ?? (await api.get<Page<ApiKey>>('/api-keys'));
-    replace(list, table(['Name', 'Starts with', 'Scope', 'Created', ''], current.data.map((k) => [k.name, h('code', {}, `${k.prefix}…`), k.scope, when(k.created_at), revoke(k)])));
+    replace(list, table(['Name', 'Starts with', 'Scope', 'Created', ''], current.data.map((k) => [k.name, h('code', {}, `${k.prefix}…`), k.scope, stamp(k.created_at), revoke(k)])));
   };
   await drawList(keys);
   replace(main, h('h1', {}, 'API keys'), h('div', { class: 'card' }, create, out), list);

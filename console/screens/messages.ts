@@ -1,5 +1,5 @@
 import { api, query, type Page } from '../api.ts';
-import { field, h, link, notice, replace, select, statusBadge, table, when } from '../dom.ts';
+import { field, h, link, notice, replace, select, stamp, statusBadge, table } from '../dom.ts';
 import type { Render } from '../routes.ts';
 import type { EmailSummary } from '../types.ts';
 
@@ -38,7 +38,7 @@ export const messageList: Render = async (main, params) => {
       m.to.concat(m.cc, m.bcc).join(', '),
       statusBadge(m.status),
       m.stream,
-      when(m.created_at),
+      stamp(m.created_at),
     ]);
     const next = page.next_cursor ? link(`/messages${query({ ...filters, cursor: page.next_cursor })}`, 'Older messages →') : null;
     replace(

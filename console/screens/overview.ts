@@ -1,6 +1,6 @@
 import { api } from '../api.ts';
 import { lineChart } from '../chart.ts';
-import { h, link, replace } from '../dom.ts';
+import { h, link, replace, when } from '../dom.ts';
 import type { Render } from '../routes.ts';
 import type { DayStats, QueueStats } from '../types.ts';
 
@@ -12,6 +12,13 @@ function age(seconds: number): string {
   if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
   if (seconds < 172_800) return `${Math.round(seconds / 3600)} h`;
   return `${Math.round(seconds / 86_400)} days`;
+}
+
+/** When the next deferred recipient is tried, and how far off that is by this browser's clock. */
+function nextRetry(at: string | null): string {
+  if (at === null) return '—';
+  const seconds = Math.round((Date.parse(at) - Date.now()) / 1000);
+  return seconds > 0 ? `${when(at)} (in ${age(seconds)})` : `${when(at)} (due now)`;
 }
 
 export const overviewScreen: Render = async (main) => {
@@ -49,7 +56,9 @@ export const overviewScreen: Render = async (main) => {
         h('dt', {}, 'Deferred (waiting for a retry)'),
         h('dd', { class: 'deferred-count' }, deferred ? link('/messages?status=deferred', String(deferred)) : '0'),
         h('dt', {}, 'Oldest deferred'),
-        h('dd', {}, queue.oldest_deferred_age_seconds === null ? '—' : `${age(queue.oldest_deferred_age_seconds)} (due since ${queue.oldest_deferred_since})`),
+        h('dd', { class: 'oldest-deferred' }, queue.oldest_deferred_age_seconds === null ? '—' : `waiting ${age(queue.oldest_deferred_age_seconds)}, since ${when(queue.oldest_deferred_since)}`),
+        h('dt', {}, 'Next retry'),
+        h('dd', { class: 'next-retry' }, nextRetry(queue.next_retry_at)),
         h('dt', {}, 'Queued, sending, scheduled'),
         h('dd', {}, `${queue.queued}, ${queue.sending}, ${queue.scheduled}`),
       ),

@@ -1,5 +1,5 @@
 import { api, query, type Page } from '../api.ts';
-import { h, link, notice, replace, statusBadge, table, when } from '../dom.ts';
+import { h, link, notice, replace, stamp, statusBadge, table, when } from '../dom.ts';
 import type { Render } from '../routes.ts';
 import type { Capture, EmailContent } from '../types.ts';
 import { contentSection } from './message.ts';
@@ -12,7 +12,7 @@ export const sandboxScreen: Render = async (main, params) => {
     h('h1', {}, 'Sandbox inbox'),
     h('p', { class: 'muted' }, 'The server runs in sandbox mode: nothing leaves it. Each recipient\'s copy is kept here, exactly as it would have been sent.'),
     page.data.length
-      ? table(['Received', 'To', 'Subject', 'Outcome', 'DKIM'], page.data.map((c) => [when(c.captured_at), c.recipient, link(`/sandbox/${c.id}`, c.subject || '(no subject)'), statusBadge(c.outcome), c.dkim.result]))
+      ? table(['Received', 'To', 'Subject', 'Outcome', 'DKIM'], page.data.map((c) => [stamp(c.captured_at), c.recipient, link(`/sandbox/${c.id}`, c.subject || '(no subject)'), statusBadge(c.outcome), c.dkim.result]))
       : notice('No captured message yet.'),
     h('p', { class: 'pager' }, cursor ? link('/sandbox', '← Newest') : null, ' ', page.next_cursor ? link(`/sandbox${query({ cursor: page.next_cursor })}`, 'Older →') : null),
   );

@@ -1,5 +1,5 @@
 import { api, query, type Page, type Session } from '../api.ts';
-import { field, h, link, notice, replace, select, table, when } from '../dom.ts';
+import { field, h, link, notice, replace, select, stamp, table, when } from '../dom.ts';
 import type { Render } from '../routes.ts';
 import type { Suppression, SuppressionCause } from '../types.ts';
 
@@ -84,7 +84,7 @@ export const suppressionsScreen: Render = async (main, params, session: Session)
     s.address,
     REASONS[s.reason] ?? s.reason,
     s.email_id ? [link(`/messages/${s.email_id}`, `message #${s.email_id}`), causeOf(s)] : '—',
-    when(s.created_at),
+    stamp(s.created_at),
     canChange ? remove(s) : '',
   ];
 

@@ -1,5 +1,5 @@
 import { api, query, type Page } from '../api.ts';
-import { field, h, link, notice, replace, statusBadge, table, when } from '../dom.ts';
+import { field, h, link, notice, replace, stamp, statusBadge, table, when } from '../dom.ts';
 import type { Render } from '../routes.ts';
 import type { Webhook, WebhookAttempt } from '../types.ts';
 
@@ -24,20 +24,26 @@ export const webhooksScreen: Render = async (main) => {
     list.data.length
       ? table(
           ['Endpoint', 'Status', 'Failures in a row', 'Last success', 'Events'],
-          list.data.map((w) => [link(`/webhooks/${w.id}`, w.url), statusBadge(w.status), String(w.failure_count), when(w.last_success_at), w.events.join(', ')]),
+          list.data.map((w) => [link(`/webhooks/${w.id}`, w.url), statusBadge(w.status), String(w.failure_count), stamp(w.last_success_at), w.events.join(', ')]),
         )
       : notice('No endpoint yet.'),
   );
 };
 
+/** A receiver's answer; an empty one says so in words rather than as an empty box. */
+function responseBody(body: string | null | undefined): HTMLElement {
+  return body ? h('pre', { class: 'response-body' }, body) : h('span', { class: 'response-body empty' }, 'empty body');
+}
+
 function attemptRows(attempts: WebhookAttempt[]) {
   return attempts.map((a) => [
-    when(a.created_at),
+    stamp(a.created_at),
     a.event,
     a.email_id ? link(`/messages/${a.email_id}`, `#${a.email_id}`) : '—',
+    a.recipient ?? '—',
     String(a.attempt),
     a.response_code === null ? '—' : String(a.response_code),
-    h('pre', { class: 'response-body' }, a.response_body ?? a.error ?? ''),
+    responseBody(a.response_body ?? a.error),
     `${a.duration_ms} ms`,
   ]);
 }
@@ -56,7 +62,7 @@ export const webhookPage: Render = async (main, params) => {
       const r = await api.post<{ ok: boolean; response_code: number | null; response_body: string | null; error: string | null; duration_ms: number }>(`/webhooks/${id}/test`);
       say(
         notice(`Test event: ${r.ok ? 'delivered' : 'failed'}, ${r.response_code === null ? (r.error ?? 'no answer') : `HTTP ${r.response_code}`} in ${r.duration_ms} ms`, r.ok ? 'info' : 'error'),
-        h('pre', { class: 'response-body' }, r.response_body ?? ''),
+        ...(r.response_code === null ? [] : [responseBody(r.response_body)]),
       );
     } catch (err) {
       fail(err);
@@ -106,7 +112,7 @@ export const webhookPage: Render = async (main, params) => {
     replay,
     out,
     h('h2', {}, 'Delivery log'),
-    log.data.length ? table(['When', 'Event', 'Message', 'Attempt', 'Code', 'Response', 'Took'], attemptRows(log.data), 'Newest first') : notice('No delivery attempt yet.'),
+    log.data.length ? table(['When', 'Event', 'Message', 'Recipient', 'Attempt', 'Code', 'Response', 'Took'], attemptRows(log.data), 'Newest first') : notice('No delivery attempt yet.'),
     h('p', { class: 'pager' }, cursor ? link(`/webhooks/${id}`, '← Newest') : null, ' ', log.next_cursor ? link(`/webhooks/${id}${query({ cursor: log.next_cursor })}`, 'Older →') : null),
   );
 };

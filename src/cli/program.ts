@@ -11,13 +11,15 @@ import { registerSuppressionCommands } from './commands/suppression.ts';
 import { registerUsageCommand } from './commands/usage.ts';
 import { registerWebhookCommands } from './commands/webhooks.ts';
 import { CliContext, positiveInt } from './context.ts';
-import { emit, printLines } from './output.ts';
+import { emit, printLines, setWide } from './output.ts';
 import { sandboxWelcome } from './commands/inbox.ts';
 
 export function buildProgram(): { program: Command; ctx: CliContext } {
   const program = new Command('mailsvc')
     .description('Self-hosted mail transfer server: HTTP API and SMTP submission in, direct MX delivery out')
     .addOption(new Option('--config <file>', 'configuration file (also MAILSVC_CONFIG)'))
+    .addOption(new Option('--wide', 'print table values in full instead of fitting 100 columns'))
+    .hook('preAction', (root) => setWide(root.opts().wide === true))
     .showHelpAfterError()
     .configureOutput({ outputError: (str, write) => write(str) });
   const ctx = new CliContext(program);

@@ -66,12 +66,13 @@ export class StatsService {
   }
 
   async queue(principal: Principal) {
-    const { byStatus, oldestDeferredSince } = await statsRepo.queue(this.deps.db, { workspaceId: principal.workspaceId, domain: principal.domain });
+    const { byStatus, oldestDeferredSince, nextRetryAt } = await statsRepo.queue(this.deps.db, { workspaceId: principal.workspaceId, domain: principal.domain });
     const now = this.deps.clock.now();
     return {
       ...byStatus,
       oldest_deferred_since: oldestDeferredSince === null ? null : iso(oldestDeferredSince),
       oldest_deferred_age_seconds: oldestDeferredSince === null ? null : Math.max(0, Math.floor((now - oldestDeferredSince) / 1000)),
-    } as { scheduled: number; queued: number; sending: number; deferred: number; oldest_deferred_since: string | null; oldest_deferred_age_seconds: number | null };
+      next_retry_at: nextRetryAt === null ? null : iso(nextRetryAt),
+    } as { scheduled: number; queued: number; sending: number; deferred: number; oldest_deferred_since: string | null; oldest_deferred_age_seconds: number | null; next_retry_at: string | null };
   }
 }

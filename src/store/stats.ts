@@ -69,8 +69,8 @@ export const statsRepo = {
     return q;
   },
 
-  /** Unfinished recipients by status, and when the oldest deferred one first became due. */
-  async queue(db: Conn, scope: StatsScope): Promise<{ byStatus: Record<string, number>; oldestDeferredSince: number | null }> {
+  /** Unfinished recipients by status, when the oldest deferred one first became due, and the next retry of any. */
+  async queue(db: Conn, scope: StatsScope): Promise<{ byStatus: Record<string, number>; oldestDeferredSince: number | null; nextRetryAt: number | null }> {
     const scoped = <T extends ReturnType<Conn>>(q: T): T => {
       q.join('messages', 'messages.id', 'recipients.message_id').where('recipients.workspace_id', scope.workspaceId);
       if (scope.domain !== null) q.andWhere('messages.domain', scope.domain);
@@ -85,8 +85,12 @@ export const statsRepo = {
     for (const c of counts) byStatus[c.status] = Number(c.count);
     const oldest = (await scoped(db('recipients'))
       .where('recipients.status', 'deferred')
-      .min({ since: db.raw('coalesce(recipients.first_due_at, recipients.created_at)') })
-      .first()) as { since: number | string | null } | undefined;
-    return { byStatus, oldestDeferredSince: oldest?.since == null ? null : Number(oldest.since) };
+      .min({ since: db.raw('coalesce(recipients.first_due_at, recipients.created_at)'), next: 'recipients.due_at' })
+      .first()) as { since: number | string | null; next: number | string | null } | undefined;
+    return {
+      byStatus,
+      oldestDeferredSince: oldest?.since == null ? null : Number(oldest.since),
+      nextRetryAt: oldest?.next == null ? null : Number(oldest.next),
+    };
   },
 };

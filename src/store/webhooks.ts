@@ -58,6 +58,8 @@ export interface WebhookAttemptRow {
   error: string | null;
   duration_ms: number;
   created_at: number;
+  /** Read with the log (attemptsOf): the address of the recipient the event is about, if any. */
+  recipient?: string | null;
 }
 
 export const subscribed = (endpoint: Pick<WebhookEndpointRow, 'events'>, event: string): boolean =>
@@ -116,10 +118,21 @@ export const webhooksRepo = {
   async deleteEndpoint(db: Conn, id: number): Promise<void> {
     await db('webhook_endpoints').where({ id }).delete();
   },
-  /** The delivery log of an endpoint, newest first, after the keyset cursor `beforeId`. */
+  /**
+   * The delivery log of an endpoint, newest first, after the keyset cursor `beforeId`, each
+   * attempt with the recipient its event is about (three recipients of one message give three
+   * `email.delivered` attempts that differ only there).
+   */
   attemptsOf(db: Conn, endpointId: number, opts: { beforeId?: number; limit: number }): Promise<WebhookAttemptRow[]> {
-    const q = db('webhook_attempts').where({ endpoint_id: endpointId }).orderBy('id', 'desc').limit(opts.limit);
-    if (opts.beforeId !== undefined) q.where('id', '<', opts.beforeId);
+    const q = db('webhook_attempts')
+      .leftJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')
+      .leftJoin('events', 'events.id', 'webhook_deliveries.event_id')
+      .leftJoin('recipients', 'recipients.id', 'events.recipient_id')
+      .where('webhook_attempts.endpoint_id', endpointId)
+      .orderBy('webhook_attempts.id', 'desc')
+      .limit(opts.limit)
+      .select('webhook_attempts.*', 'recipients.address as recipient');
+    if (opts.beforeId !== undefined) q.where('webhook_attempts.id', '<', opts.beforeId);
     return q;
   },
   /**

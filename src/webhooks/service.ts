@@ -24,6 +24,7 @@ export const attemptView = (row: WebhookAttemptRow) => ({
   id: row.id,
   event: row.event,
   email_id: row.email_id,
+  recipient: row.recipient ?? null,
   attempt: row.attempt,
   response_code: row.response_code,
   response_body: row.response_body,

@@ -4,6 +4,7 @@ import { launchBrowser, openConsole, screenshot, seriousViolations, VIEWPORTS } 
 import { sandboxEnv } from '../sandbox/env.ts';
 import { startReceiver } from '../webhooks/receiver.ts';
 import { until } from '../webhooks/world.ts';
+import { layoutProblems } from './layout.ts';
 
 /** A sandbox server with something on every screen: delivered and bounced mail, a webhook, a second key. */
 async function populated() {
@@ -38,7 +39,8 @@ function screens(w: Awaited<ReturnType<typeof populated>>): [string, string, str
 
 async function check(page: Page, name: string, size: keyof typeof VIEWPORTS): Promise<string[]> {
   await screenshot(page, `${name}-${VIEWPORTS[size].width}x${VIEWPORTS[size].height}`);
-  return (await seriousViolations(page)).map((v) => `${name} (${size}): ${v.id} ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  const axe = (await seriousViolations(page)).map((v) => `${name} (${size}): ${v.id} ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  return [...axe, ...(await layoutProblems(page)).map((p) => `${name} (${size}): ${p}`)];
 }
 
 describe('the console: every screen, at desktop and phone sizes', () => {

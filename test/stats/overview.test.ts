@@ -38,7 +38,7 @@ describe.each(STORES)('GET /stats/daily and /stats/queue (%s)', (kind) => {
     expect(row('2026-11-21', 'broadcast')).toMatchObject({ sent: 0, delivered: 0, opened: 0 });
 
     const queue = await server.api('GET', '/stats/queue', { key: key.secret });
-    expect(queue.body).toMatchObject({ deferred: 1, queued: 1, scheduled: 0, sending: 0, oldest_deferred_since: '2026-11-20T21:00:00.000Z', oldest_deferred_age_seconds: 13 * 3600 });
+    expect(queue.body).toMatchObject({ deferred: 1, queued: 1, scheduled: 0, sending: 0, oldest_deferred_since: '2026-11-20T21:00:00.000Z', oldest_deferred_age_seconds: 13 * 3600, next_retry_at: '2026-11-20T21:00:00.000Z' });
 
     expect((await server.api('GET', '/stats/daily?days=91', { key: key.secret })).status).toBe(422);
     // Another workspace and a domain key of another domain see none of it.

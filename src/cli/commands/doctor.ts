@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.ts';
 import { positiveInt } from '../context.ts';
-import { emit, printLines, printTable } from '../output.ts';
+import { emit, printLines, printTable, wrap } from '../output.ts';
 
 const MARK = { ok: 'ok', problem: 'PROBLEM', skipped: 'skipped' } as const;
 
@@ -25,8 +25,8 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
       });
       const problems = findings.filter((f) => f.status === 'problem');
       emit(opts.json, { ok: problems.length === 0, checks: findings }, () => {
-        printTable(findings.map((f) => ({ ...f, status: MARK[f.status] })), ['status', 'check', 'detail']);
-        if (problems.length > 0) printLines(['', 'To fix:', ...problems.map((f) => `  - ${f.check}: ${f.fix}`)]);
+        printTable(findings.map((f) => ({ ...f, status: MARK[f.status] })), ['status', 'check', 'detail'], { wrap: ['detail'] });
+        if (problems.length > 0) printLines(['', 'To fix:', ...problems.flatMap((f) => wrap(`  - ${f.check}: ${f.fix}`, '    '))]);
       });
       if (problems.length > 0) throw new Error(`${problems.length} problem(s): ${problems.map((f) => f.check).join(', ')}`);
     });

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { DomainView } from '../../domains/service.ts';
 import type { CliContext } from '../context.ts';
 import { named, onOff } from '../context.ts';
-import { emit, printLines, printTable } from '../output.ts';
+import { emit, printLines, printTable, wrap } from '../output.ts';
 
 function printDomain(d: DomainView): void {
   printLines([
@@ -14,8 +14,9 @@ function printDomain(d: DomainView): void {
   printTable(
     d.records.map((r) => ({ ...r, required: r.required ? 'yes' : 'no', verified: r.verified ? 'yes' : 'no', priority: r.priority ?? '' })),
     ['purpose', 'type', 'name', 'priority', 'value', 'required', 'verified'],
+    { elideFirst: ['value'] },
   );
-  if (d.problems.length > 0) printLines(['', 'Problems at the last check:', ...d.problems.map((p) => `  - ${p}`)]);
+  if (d.problems.length > 0) printLines(['', 'Problems at the last check:', ...d.problems.flatMap((p) => wrap(`  - ${p}`, '    '))]);
 }
 
 export function registerDomainCommands(program: Command, ctx: CliContext): void {

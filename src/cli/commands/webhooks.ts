@@ -72,7 +72,7 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
       const { attemptView } = await import('../../webhooks/service.ts');
       const row = await endpoint(positiveInt(id));
       const rows = (await webhooks.attempts(row.workspace_id, row.id, { limit: opts.limit })).map(attemptView);
-      emit(opts.json, rows, () => printTable(rows, ['created_at', 'event', 'email_id', 'attempt', 'response_code', 'duration_ms', 'error']));
+      emit(opts.json, rows, () => printTable(rows, ['created_at', 'event', 'email_id', 'recipient', 'attempt', 'response_code', 'duration_ms', 'error']));
     });
 
   webhook

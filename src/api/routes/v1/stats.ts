@@ -21,6 +21,7 @@ const QueueStats = Type.Object({
   deferred: n('recipients waiting for a retry'),
   oldest_deferred_since: Type.Union([Type.String(), Type.Null()], { description: 'when the oldest deferred recipient first became due' }),
   oldest_deferred_age_seconds: Type.Union([Type.Integer(), Type.Null()]),
+  next_retry_at: Type.Union([Type.String(), Type.Null()], { description: 'when the next deferred recipient is tried again' }),
 });
 const tags = ['stats'];
 

@@ -23,6 +23,7 @@ const Attempt = Type.Object(
     id: Type.Integer(),
     event: Type.String(),
     email_id: Type.Integer(),
+    recipient: Type.Union([Type.String(), Type.Null()], { description: 'the recipient the event is about; null for events about the whole message' }),
     attempt: Type.Integer(),
     response_code: Type.Union([Type.Integer(), Type.Null()]),
     response_body: Type.Union([Type.String(), Type.Null()], { description: 'the first 4 KB' }),
