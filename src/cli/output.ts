@@ -9,6 +9,7 @@ export function printTable(rows: Record<string, unknown>[], columns: string[]): 
     process.stdout.write('(none)\n');
     return;
   }
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects are written as JSON before String sees them
   const cell = (v: unknown) => (v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v));
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
   const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd();
