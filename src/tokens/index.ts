@@ -3,11 +3,9 @@ export {
   createTokenCodec,
   decodeUint,
   encodeUint,
-  MAC_BYTES,
   MAX_KID_BYTES,
   MAX_TOKEN_CHARS,
   tokenLength,
   type TokenCodec,
-  type TokenCodecOptions,
   type TokenKeyring,
 } from './codec.ts';
