@@ -33,7 +33,7 @@ function time(args: string[], extraEnv: Record<string, string> = {}): number[] {
     const started = performance.now();
     const r = spawnSync(process.execPath, args, { env: { ...env, ...extraEnv }, stdio: ['ignore', 'ignore', 'pipe'] });
     times.push(performance.now() - started);
-    if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+    if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr.toString()}`);
   }
   return times.sort((a, b) => a - b);
 }

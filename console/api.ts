@@ -36,7 +36,7 @@ async function request<T>(method: string, url: string, body?: unknown): Promise<
   const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
   if (res.status === 204) return undefined as T;
   const text = await res.text();
-  let parsed: unknown = null;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : null;
   } catch {

@@ -23,7 +23,7 @@ function signInForm(message?: string): void {
     try {
       session = await signIn(key.value.trim());
       if (!location.hash || location.hash === '#/signin') location.hash = `#/${SCREENS[0].path}`;
-      render();
+      void render();
     } catch (err) {
       signInForm(err instanceof ApiError && err.status === 401 ? 'That API key is not valid (unknown or revoked).' : String((err as Error).message));
     }
@@ -86,7 +86,7 @@ whenSignedOut(() => {
 
 window.addEventListener('hashchange', () => void render());
 
-(async () => {
+void (async () => {
   try {
     session = await currentSession();
   } catch (err) {

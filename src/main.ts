@@ -5,8 +5,6 @@ import { Readiness, ROLE_STARTERS, ROLES, type Role, type RunningRole } from './
 import { createServices, type ServiceOverrides, type Services } from './services.ts';
 import { workspaces } from './store/workspaces.ts';
 
-export { ROLES, type Role } from './roles/index.ts';
-
 export function parseRoles(list: string | undefined): Role[] {
   if (!list) return [...ROLES];
   const names = list.split(',').map((r) => r.trim()).filter(Boolean);

@@ -3,7 +3,10 @@ import { h, link, replace, stamp, statusBadge, table, when } from '../dom.ts';
 import type { Render } from '../routes.ts';
 import type { Email, EmailContent } from '../types.ts';
 
-/** The policy inside the preview frame, on top of the page's: no script, no remote load. */
+/**
+ * The policy inside the preview frame, on top of the page's: no script, no remote image, font or
+ * stylesheet (a remote load would tell the sender the message was opened, and where).
+ */
 const FRAME_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'";
 
 /**

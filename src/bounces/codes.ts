@@ -60,7 +60,7 @@ export function findFailureEnhanced(text: string | null | undefined): string | n
 
 // A reply code opens the reply or follows "said:", "error:", a colon, a bracket; it is followed
 // by a space, a hyphen (multi-line reply) or the end. "port 25" or "12345" never match.
-const REPLY = /(?:^|[\s:;(\[>"])([45][0-5][0-9])(?=[ -]|$|\])/;
+const REPLY = /(?:^|[\s:;([>"])([45][0-5][0-9])(?=[ -]|$|\])/;
 const REPLY_ALL = new RegExp(REPLY.source, 'gm');
 
 export function findReplyCode(text: string | null | undefined): number | null {

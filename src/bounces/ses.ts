@@ -51,7 +51,7 @@ export function parseSesNotification(text: string): SesEvent | null {
   } catch {
     return null;
   }
-  const kind = String(obj.notificationType ?? obj.eventType ?? '').toLowerCase();
+  const kind = [obj.notificationType, obj.eventType].find((v): v is string => typeof v === 'string')?.toLowerCase() ?? '';
   if (kind === 'bounce') {
     const b = (obj.bounce ?? {}) as Json;
     const list = Array.isArray(b.bouncedRecipients) ? (b.bouncedRecipients as Json[]) : [];

@@ -68,7 +68,7 @@ export async function named<T>(kind: string, name: string | number, lookup: () =
   try {
     return await lookup();
   } catch (err) {
-    if (err instanceof ServiceError && err.code === 'NOT_FOUND') throw new Error(`${kind} ${JSON.stringify(String(name))} not found`);
+    if (err instanceof ServiceError && err.code === 'NOT_FOUND') throw new Error(`${kind} ${JSON.stringify(String(name))} not found`, { cause: err });
     throw err;
   }
 }

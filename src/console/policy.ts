@@ -18,13 +18,6 @@ export const CONSOLE_CSP = [
   "base-uri 'none'",
 ].join('; ');
 
-/**
- * Carried inside the sandboxed iframe that shows a message's HTML, on top of the page's policy:
- * no script, no remote image, font or stylesheet (a remote load would tell the sender the
- * message was opened, and where).
- */
-export const EMAIL_HTML_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'";
-
 /** Headers on every console page and asset. */
 export const CONSOLE_HEADERS: Record<string, string> = {
   'Content-Security-Policy': CONSOLE_CSP,

@@ -111,7 +111,8 @@ export class RecipientPipeline {
     const missing = [...new Set(messageIds)].filter((id) => !this.messages.has(String(id)));
     if (missing.length < 2) return;
     const rows = messagesRepo.byIds(this.deps.db, missing);
-    for (const id of missing) this.messages.get(String(id), async () => stored(id, (await rows).get(id)));
+    // Only fills the cache: a failed load is forgotten by it, and `prepared` asks again.
+    for (const id of missing) void this.messages.get(String(id), async () => stored(id, (await rows).get(id)));
   }
 
   async attempt(row: RecipientRow, prepared: StoredMessage): Promise<Verdict> {

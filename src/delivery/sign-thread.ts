@@ -16,7 +16,7 @@ export type SignResult = { seq: number; raw: Uint8Array; built: boolean } | { se
 const port = parentPort!;
 const builder = new CopyBuilder(systemClock, (workerData as { maxCachedBytes: number }).maxCachedBytes);
 
-port.on('message', async ({ jobs }: SignBatch) => {
+async function signBatch({ jobs }: SignBatch): Promise<void> {
   for (const { seq, job } of jobs) {
     try {
       const { raw, built } = await builder.build(job);
@@ -28,5 +28,8 @@ port.on('message', async ({ jobs }: SignBatch) => {
       port.postMessage({ seq, error: (err as Error).message } satisfies SignResult);
     }
   }
-});
+}
+
+// signBatch answers every copy, an error included, so nothing is left for the promise to report.
+port.on('message', (batch: SignBatch) => void signBatch(batch));
 port.postMessage('ready');

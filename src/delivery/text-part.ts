@@ -55,9 +55,3 @@ export function encodeText(slot: Slot, content: string): EncodedPart {
     body,
   };
 }
-
-/** One text part, header fields and body, as the bytes between two boundary lines of a multipart. */
-export function encodeTextPart(slot: Slot, content: string): Buffer {
-  const part = encodeText(slot, content);
-  return Buffer.from(`${part.contentType}${part.transferEncoding}\r\n${part.body}`, 'latin1');
-}

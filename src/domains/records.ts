@@ -1,3 +1,5 @@
+import { dkimTxtRecord } from '../dkim/keys.ts';
+
 /** The DNS records a sending domain publishes, as pure data. */
 
 export type RecordPurpose = 'dkim' | 'return_path' | 'spf' | 'dmarc';
@@ -46,7 +48,7 @@ export function domainRecords(input: {
   const { domain, selector, dkimPublicKey, serverHostname } = input;
   const bounces = returnPathHost(domain);
   return [
-    { type: 'TXT', name: `${selector}._domainkey.${domain}`, value: `v=DKIM1; k=rsa; p=${dkimPublicKey}`, purpose: 'dkim', required: true },
+    { type: 'TXT', name: `${selector}._domainkey.${domain}`, value: dkimTxtRecord(dkimPublicKey), purpose: 'dkim', required: true },
     { type: 'MX', name: bounces, value: serverHostname, priority: 10, purpose: 'return_path', required: false },
     { type: 'TXT', name: bounces, value: `v=spf1 a:${serverHostname} -all`, purpose: 'spf', required: false },
     // p=none is the safe first step; operators tighten it once reports look clean.

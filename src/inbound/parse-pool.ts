@@ -94,8 +94,9 @@ export async function startParsePool(options: ParsePoolOptions, log: Logger): Pr
     finish(slot, outcome);
     if (old) void old.terminate();
     if (closing) return;
-    if (delayMs === 0) spawn(slot);
-    else setTimeout(() => !closing && spawn(slot), delayMs).unref();
+    // Nothing waits for a replacement: a worker that fails before it is ready is logged and replaced again.
+    if (delayMs === 0) void spawn(slot);
+    else setTimeout(() => !closing && void spawn(slot), delayMs).unref();
   };
 
   // Resolves true once the worker is ready, false when it failed first.

@@ -44,7 +44,10 @@ export interface MessageEnvelope {
   tags: { name: string; value: string }[];
 }
 
-/** The stored columns the content model owns (`messages.content`, `messages.envelope`). */
+/**
+ * The stored columns the content model owns: `message_contents.content`, in a row of its own so
+ * that a message's status changes do not rewrite it (migration 012), and `messages.envelope`.
+ */
 export interface StoredContent {
   content: string;
   envelope: string;

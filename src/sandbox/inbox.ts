@@ -20,8 +20,6 @@ export function captureSummary(row: SandboxSummaryRow) {
   };
 }
 
-export type CaptureSummary = ReturnType<typeof captureSummary>;
-
 export function captureDetail(row: SandboxMessageRow) {
   return { ...captureSummary(row), raw: Buffer.from(row.raw).toString('utf8') };
 }

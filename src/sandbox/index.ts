@@ -3,7 +3,7 @@ import type { Services } from '../services.ts';
 import { createSandboxTransport, type SandboxTransport, type SandboxTransportDeps } from './transport.ts';
 import { ownZone } from './zone.ts';
 
-export { SANDBOX_DOMAIN, SIMULATIONS, simulationFor } from './outcomes.ts';
+export { SANDBOX_DOMAIN, SIMULATIONS } from './outcomes.ts';
 
 /** The sandbox transport's dependencies, taken from the services of one process. */
 export function sandboxDeps(services: Services): SandboxTransportDeps {

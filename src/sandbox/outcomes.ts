@@ -3,7 +3,11 @@ import type { SandboxOutcome } from '../store/sandbox.ts';
 /** The recipient domain whose addresses simulate what receivers do; it need not be one of ours. */
 export const SANDBOX_DOMAIN = 'sandbox.mailsvc.test';
 
-/** What the sandbox reports as the receiving server (`provider.reporting_mta`). */
+/**
+ * What the sandbox reports as the receiving server (`provider.reporting_mta`): a name of its own,
+ * the same host today.
+ * @alias
+ */
 export const SANDBOX_HOST = SANDBOX_DOMAIN;
 
 /** What a receiver does with a message later, after it accepted it. */

@@ -62,8 +62,8 @@ async function inSavepoint<T>(tx: Tx, work: (tx: Tx) => Promise<T>): Promise<T> 
 
 /**
  * Group commit: writes that arrive while a transaction is committing are gathered and committed
- * together, so one fsync (SQLite, synchronous=FULL) or one commit round trip (PostgreSQL)
- * serves many requests. Each job runs in a savepoint of its own: one job's failure rolls back
+ * together, so one WAL sync (SQLite: synchronous=NORMAL plus the explicit sync of wal-sync.ts)
+ * or one commit round trip (PostgreSQL) serves many requests. Each job runs in a savepoint of its own: one job's failure rolls back
  * only its own writes. A job's promise settles only after the shared commit, so a caller never
  * answers before its data is durable.
  *
@@ -82,9 +82,10 @@ export class GroupCommitter {
     private readonly db: Db,
     maxBatch = 256,
     /**
-     * Transactions committing side by side (`commitLanes`): 1 on SQLite, whose single writer
-     * would only make them wait for each other; more on PostgreSQL, where a commit is a round
-     * trip and jobs gathered while every lane is busy still share the next one.
+     * Transactions committing side by side; jobs gathered while every lane is busy share the
+     * next one. The main committer has one lane on both databases (`commitLanes`, store/db.ts:
+     * SQLite has one writer, and on PostgreSQL shared batches side by side deadlocked on message
+     * rows); on PostgreSQL accepting has a committer of its own with two (`services.ts`).
      */
     lanes = 1,
     /**

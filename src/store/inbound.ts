@@ -1,4 +1,4 @@
-import { bool, insertedId, type Conn } from './db.ts';
+import { insertedId, type Conn } from './db.ts';
 import type { MessageRow, RecipientRow } from './messages.ts';
 
 export type InboundOutcome = 'applied' | 'duplicate' | 'no_effect' | 'uncorrelated' | 'unparsed';
@@ -30,30 +30,12 @@ export interface InboundReportRow {
   raw_bound: RawBound | null;
 }
 
-function normalise(row: InboundReportRow | undefined): InboundReportRow | undefined {
-  if (!row) return row;
-  return {
-    ...row,
-    truncated: bool(row.truncated),
-    size: Number(row.size),
-    received_at: Number(row.received_at),
-    stored_bytes: Number(row.stored_bytes),
-  };
-}
-
 export const inboundRepo = {
   async insert(db: Conn, row: Omit<InboundReportRow, 'id' | 'stored_bytes' | 'raw_bound'> & { raw_bound?: RawBound | null }): Promise<number> {
     const [inserted] = await db('inbound_reports')
       .insert({ ...row, raw_bound: row.raw_bound ?? null, stored_bytes: row.raw.length })
       .returning('id');
     return insertedId(inserted);
-  },
-  byId: async (db: Conn, id: number) => normalise(await db('inbound_reports').where({ id }).first()),
-  /** Newest first. */
-  async list(db: Conn, filter: { emailId?: number; limit?: number } = {}): Promise<InboundReportRow[]> {
-    const q = db('inbound_reports').orderBy('id', 'desc').limit(filter.limit ?? 100);
-    if (filter.emailId !== undefined) q.where({ email_id: filter.emailId });
-    return (await q).map((r: InboundReportRow) => normalise(r)!);
   },
   /**
    * Whether the same bytes already had an effect: a sender that lost our 250 sends them again,

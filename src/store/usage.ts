@@ -17,11 +17,7 @@ const USAGE_SLOTS = 16;
 const PROCESS_SLOT = randomInt(USAGE_SLOTS);
 
 export const usageRepo = {
-  async add(db: Conn, workspaceId: number, day: string, stream: string, count: number): Promise<void> {
-    const addition = usageRepo.addition(db, workspaceId, day, stream, count);
-    if (addition) await addition;
-  },
-  /** `add` as a statement not yet run (to send with other writes), or null when there is nothing to add. */
+  /** Adds `count` to a day's counter, as a statement not yet run (to send with other writes), or null when there is nothing to add. */
   addition(db: Conn, workspaceId: number, day: string, stream: string, count: number): Statement | null {
     if (count <= 0) return null;
     // SQLite has one writer: nothing to spread.

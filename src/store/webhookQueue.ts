@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { isPg, type Conn, type Db, type Tx } from './db.ts';
 import { outboxRow, subscribed, webhooksRepo, type EndpointStatus, type OutboxEvent, type WebhookAttemptRow, type WebhookDeliveryRow, type WebhookEndpointRow } from './webhooks.ts';
 
@@ -77,7 +78,7 @@ export const webhookQueue = {
   async claimEndpoints(db: Db, req: { owner: string; now: number; leaseMs: number; limit: number }): Promise<WebhookEndpointRow[]> {
     if (req.limit <= 0) return [];
     return db.transaction(async (tx) => {
-      const free = (q: any) => q.whereNull('lease_until').orWhere('lease_until', '<', req.now);
+      const free = (q: Knex.QueryBuilder) => q.whereNull('lease_until').orWhere('lease_until', '<', req.now);
       const pick = tx('webhook_endpoints as e')
         .select('e.id')
         .where((q) => free(q))

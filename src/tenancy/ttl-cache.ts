@@ -40,7 +40,7 @@ export class TtlCache<K, V> {
 }
 
 /**
- * How long a cached key, limit or domain is trusted: another process's change to it (the CLI)
- * must reach a running server within 5 s (SPEC §9), with a margin.
+ * How long a cached key, limit or domain is trusted: "What the CLI changes reaches a running
+ * server within 5 s" (SPEC §9, the CLI), with a margin.
  */
 export const CHANGE_VISIBLE_WITHIN_MS = 4000;

@@ -11,15 +11,11 @@ export interface TrackingCodecs {
 const WORST_KID_BYTES = 16;
 
 /**
- * A click token's payload: the recipient id's length (1 byte), the id, then the original URL
- * in UTF-8. The URL travels signed inside the token, so a redirect needs no lookup, works after
- * the message is pruned, and can only go where a message we sent pointed.
+ * Signs the click tokens of one recipient's links, the id encoded once for all of them. A click
+ * token's payload: the recipient id's length (1 byte), the id, then the original URL in UTF-8.
+ * The URL travels signed inside the token, so a redirect needs no lookup, works after the
+ * message is pruned, and can only go where a message we sent pointed.
  */
-export function signClick(codec: TokenCodec, recipientId: number, url: string): string | null {
-  return clickSigner(codec, recipientId)(url);
-}
-
-/** Signs the click tokens of one recipient's links, the id encoded once for all of them. */
 export function clickSigner(codec: TokenCodec, recipientId: number): (url: string) => string | null {
   const id = encodeUint(recipientId);
   return (url) => {

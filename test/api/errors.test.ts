@@ -16,7 +16,7 @@ function rawHttp(url: string, request: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => socket.end(request));
     let data = '';
-    socket.on('data', (chunk) => (data += chunk));
+    socket.on('data', (chunk: Buffer) => (data += chunk.toString()));
     socket.on('close', () => resolve(data));
     socket.on('error', reject);
   });

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.ts';
 import { domainsRepo } from '../../src/store/domains.ts';
-import { signClick } from '../../src/tracking/tokens.ts';
+import { clickSigner } from '../../src/tracking/tokens.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 interface Answer {
@@ -40,7 +40,7 @@ async function clickWorld(config: Record<string, unknown> = {}) {
   const sent = await server.api('POST', '/emails', { key: ws.apiKey, body: { from: 'a@acme.test', to: 'one@dest.test', subject: 's', text: 't' } });
   expect(sent.status).toBe(201);
   const recipient = await server.services.db('recipients').where({ message_id: sent.body.id }).first();
-  const link = `${server.url}/t/c/${signClick(server.services.tokens.click, recipient.id, 'https://shop.example/')}`;
+  const link = `${server.url}/t/c/${clickSigner(server.services.tokens.click, recipient.id)('https://shop.example/')}`;
   const clicks = async () =>
     (await server.services.db('events').where({ email_id: sent.body.id, event: 'email.clicked' }).orderBy('id')).map(
       (r: { payload: string }) => JSON.parse(r.payload).provider.ip as string,

@@ -185,7 +185,7 @@ Content-Type: text/plain
 Forwarded complaint below.
 
 --OUTER
-`) + inner.replace(/\r?\n/g, '\r\n') + '\r\n--OUTER--\r\n';
+`).toString() + inner.replace(/\r?\n/g, '\r\n') + '\r\n--OUTER--\r\n';
     const r = await parseReport(Buffer.from(wrapped));
     expect(r).toMatchObject({ kind: 'complaint', feedbackType: 'abuse' });
     expect(r.recipients.map((x) => x.address)).toEqual(['user@isp.example']);

@@ -53,7 +53,7 @@ describe('npm start', () => {
     let log = '';
     await new Promise<void>((resolve, reject) => {
       const seen = (d: Buffer) => {
-        log += d;
+        log += d.toString();
         if (/HTTP API listening on/.test(log)) resolve();
       };
       npm.stdout!.on('data', seen);

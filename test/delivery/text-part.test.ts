@@ -2,7 +2,13 @@ import { simpleParser } from 'mailparser';
 import MimeNode from 'nodemailer/lib/mime-node';
 import { describe, expect, it } from 'vitest';
 import { normaliseMessage } from '../../src/dkim/sign.ts';
-import { encodeTextPart, type Slot } from '../../src/delivery/text-part.ts';
+import { encodeText, type Slot } from '../../src/delivery/text-part.ts';
+
+/** One text part, header fields and body, as the bytes between two boundary lines of a multipart. */
+function encodeTextPart(slot: Slot, content: string): Buffer {
+  const part = encodeText(slot, content);
+  return Buffer.from(`${part.contentType}${part.transferEncoding}\r\n${part.body}`, 'latin1');
+}
 
 /** The same part as nodemailer's MIME builder embeds it in a multipart, cut out between the boundaries. */
 async function builtByNodemailer(slot: Slot, content: string): Promise<string> {

@@ -79,7 +79,7 @@ export async function startTestServer(
     }
     const res = await fetch(`${server.url}/api/v1${path}`, { method, headers, body });
     const text = await res.text();
-    let parsed: unknown = null;
+    let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  base32Decode,
-  base32Encode,
-  createTokenCodec,
-  MAX_KID_BYTES,
-  tokenLength,
-  type TokenKeyring,
-} from '../../src/tokens/index.ts';
+import { base32Decode, base32Encode } from '../../src/tokens/base32.ts';
+import { createTokenCodec, MAX_KID_BYTES, tokenLength, type TokenKeyring } from '../../src/tokens/codec.ts';
 
 const SECRET_A = Buffer.alloc(32, 1);
 const SECRET_B = 'a second secret of sufficient length';

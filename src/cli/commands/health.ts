@@ -22,7 +22,7 @@ export function registerHealthcheckCommand(program: Command, ctx: CliContext): v
         res = await fetch(url, { signal: AbortSignal.timeout(opts.timeout * 1000) });
       } catch (err) {
         const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
-        throw new Error(`${url}: ${cause}`);
+        throw new Error(`${url}: ${cause}`, { cause: err });
       }
       if (!res.ok) throw new Error(`${url} answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
       printLines([`${url}: ok`]);

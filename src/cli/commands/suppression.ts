@@ -55,7 +55,7 @@ export function registerSuppressionCommands(program: Command, ctx: CliContext): 
       try {
         await suppressions.remove(wsId, opts.stream, address);
       } catch (err) {
-        if (err instanceof ServiceError && err.code === 'NOT_FOUND') throw new Error(`${address} is not suppressed on ${opts.stream}`);
+        if (err instanceof ServiceError && err.code === 'NOT_FOUND') throw new Error(`${address} is not suppressed on ${opts.stream}`, { cause: err });
         throw err;
       }
       emit(opts.json, { address: address.toLowerCase(), stream: opts.stream, deleted: true }, () => printLines([`${address} removed from ${opts.stream}.`]));
