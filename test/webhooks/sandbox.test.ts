@@ -1,7 +1,12 @@
 // Webhooks to a receiver on this machine: the sandbox allows loopback endpoints (a developer's
 // receiver runs beside the server), live mode keeps refusing them; `mailsvc webhook test` applies
 // the same rules as the server's dispatcher and says what it refused.
-import { describe, expect, it } from 'vitest';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { startReceiver } from './receiver.ts';
@@ -48,5 +53,41 @@ describe('webhooks in the sandbox', () => {
     const liveServer = await startTestServer('sqlite');
     const live422 = await liveServer.api('POST', '/webhooks', { key: (await liveServer.workspace('acme')).apiKey, body: { url: receiver.url, events: ['email.delivered'] } });
     expect([live422.status, live422.body.error]).toStrictEqual([422, expect.stringContaining('127.0.0.1 resolves to 127.0.0.1, not a global unicast address')]);
+  });
+
+  it("docs/WEBHOOKS.md's local receiver gets the test event the page's commands send", async () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const page = readFileSync(`${root}docs/WEBHOOKS.md`, 'utf8');
+    const section = page.slice(page.indexOf('\n## Try it locally\n')).split(/\n## /)[1]!;
+    const [receiverJs, commands] = [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => m[2]!);
+    // The page's port 8080, moved to one that is free here.
+    const free = createServer().listen(0, '127.0.0.1');
+    await once(free, 'listening');
+    const port = String((free.address() as { port: number }).port);
+    await new Promise((resolve) => free.close(resolve));
+
+    const server = await startTestServer('sqlite', { config: { delivery: { mode: 'sandbox' } } });
+    await server.workspace('acme');
+    const receiver = spawn(process.execPath, ['--input-type=module', '-e', receiverJs!.replaceAll('8080', port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    onTestFinished(() => {
+      receiver.kill();
+    });
+    let printed = '';
+    await new Promise<void>((resolve, reject) => {
+      receiver.stdout!.on('data', (d: Buffer) => {
+        printed += d;
+        if (printed.includes('listening on')) resolve();
+      });
+      receiver.once('exit', (code) => reject(new Error(`the receiver exited ${code}`)));
+    });
+    const run = spawnSync('bash', ['-euo', 'pipefail', '-c', commands!.replaceAll('8080', port)], {
+      cwd: root,
+      env: { ...process.env, MAILSVC_CONFIG: server.configFile },
+      encoding: 'utf8',
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(new RegExp(`^POST http://127\\.0\\.0\\.1:${port}/hooks: 204 in \\d+ ms$`, 'm'));
+    while (!/^test_\S+ \{/m.test(printed)) await once(receiver.stdout!, 'data');
+    expect(printed).toContain('"event":"email.delivered"');
   });
 });
