@@ -12,7 +12,7 @@ import { MessageQueries } from './messages/queries.ts';
 import { SuppressionService } from './suppression/service.ts';
 import { UsageService } from './usage/service.ts';
 import { StatsService } from './stats/service.ts';
-import { hostResolver, type HostResolver } from './webhooks/address-policy.ts';
+import { hostResolver, webhookReach, type HostResolver } from './webhooks/address-policy.ts';
 import { WebhookService } from './webhooks/service.ts';
 import { GroupCommitter } from './store/groupCommit.ts';
 import { createLogger } from './log/logger.ts';
@@ -133,7 +133,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     suppressions: new SuppressionService({ db, clock, bulk: config.suppression }),
     usage: new UsageService({ db, clock }),
     stats: new StatsService({ db, clock }),
-    webhooks: new WebhookService({ db, clock, resolve: webhookHosts, allowPrivateAddresses: config.webhooks.allowPrivateAddresses }),
+    webhooks: new WebhookService({ db, clock, resolve: webhookHosts, reach: webhookReach(config) }),
     webhookHosts,
     sandbox: new SandboxInbox({ db }),
     consoleSessions: new ConsoleSessions({ keyring: consoleKeyring, clock }),

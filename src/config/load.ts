@@ -129,9 +129,11 @@ function proxyProblems(entries: string[]): string[] {
   });
 }
 
-type RawShape = Omit<Config, 'server' | 'inbound' | 'tracking' | 'database'> & {
+type RawShape = Omit<Config, 'server' | 'http' | 'submission' | 'inbound' | 'tracking' | 'database'> & {
   server: { hostname: string | null };
-  inbound: Omit<Config['inbound'], 'returnPathDomain'> & { returnPathDomain: string | null };
+  http: Omit<Config['http'], 'host'> & { host: string | null };
+  submission: Omit<Config['submission'], 'host'> & { host: string | null };
+  inbound: Omit<Config['inbound'], 'returnPathDomain' | 'host'> & { returnPathDomain: string | null; host: string | null };
   tracking: Omit<Config['tracking'], 'baseUrl'> & { baseUrl: string | null };
   database: { client: 'sqlite' | 'pg'; connection: string | { filename: string } | null; pool: number };
 };
@@ -150,12 +152,17 @@ function resolveDerived(raw: RawShape, root: string): Config {
     const filename = typeof conn === 'object' && conn ? conn.filename : join(dataDir, 'mailsvc.sqlite');
     database = { client: 'sqlite', connection: { filename: isAbsolute(filename) ? filename : resolve(root, filename) }, pool: raw.database.pool };
   }
+  // The sandbox is for trying things on this machine: unless told otherwise, nothing of it is
+  // reachable from the network.
+  const listen = (host: string | null) => host ?? (raw.delivery.mode === 'sandbox' ? '127.0.0.1' : '0.0.0.0');
   const config = {
     ...raw,
     dataDir,
     database,
     server: { hostname },
-    inbound: { ...raw.inbound, returnPathDomain: (raw.inbound.returnPathDomain ?? `bounces.${hostname}`).toLowerCase() },
+    http: { ...raw.http, host: listen(raw.http.host) },
+    submission: { ...raw.submission, host: listen(raw.submission.host) },
+    inbound: { ...raw.inbound, host: listen(raw.inbound.host), returnPathDomain: (raw.inbound.returnPathDomain ?? `bounces.${hostname}`).toLowerCase() },
     tracking: { ...raw.tracking, baseUrl: (raw.tracking.baseUrl ?? `http://${hostname}:${raw.http.port}`).replace(/\/+$/, '') },
   };
   return deepFreeze(config) as Config;

@@ -15,6 +15,14 @@ const proxyProtocol = (listener: string) =>
     { additionalProperties: false, default: {} },
   );
 const Host = Type.String({ minLength: 1, expected: 'a host name', examples: ['mail.example.com'] });
+/** A listener's address; null: every interface in live mode, loopback only in the sandbox. */
+const listenHost = (listener: string) =>
+  Type.Union([Type.String({ minLength: 1 }), Type.Null()], {
+    default: null,
+    expected: 'an IP address to listen on, or null',
+    examples: ['0.0.0.0', '127.0.0.1'],
+    description: `address the ${listener} listens on; null: 0.0.0.0 (every interface), or 127.0.0.1 when delivery.mode is sandbox`,
+  });
 
 /**
  * Every configuration key with its type, default and meaning. The `Config` type is derived
@@ -54,7 +62,7 @@ export const ConfigSchema = Type.Object(
     ),
     http: Type.Object(
       {
-        host: Type.String({ default: '0.0.0.0' }),
+        host: listenHost('HTTP API'),
         port: port(3000),
         bodyLimit: Type.Integer({ minimum: 1024, default: 10_485_760 }),
         trustProxy: Type.Array(Type.String({ pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$' }), {
@@ -69,7 +77,7 @@ export const ConfigSchema = Type.Object(
     ),
     submission: Type.Object(
       {
-        host: Type.String({ default: '0.0.0.0' }),
+        host: listenHost('submission listeners'),
         port: port(1587),
         tlsPort: port(1465),
         maxSize: Type.Integer({ minimum: 1024, default: 26_214_400 }),
@@ -93,7 +101,7 @@ export const ConfigSchema = Type.Object(
     ),
     inbound: Type.Object(
       {
-        host: Type.String({ default: '0.0.0.0' }),
+        host: listenHost('inbound MX'),
         port: port(2525),
         returnPathDomain: Type.Union([Host, Type.Null()], {
           default: null,
@@ -246,9 +254,11 @@ type RawConfig = Static<typeof ConfigSchema>;
 
 /** The validated configuration with every derived default resolved. */
 export type Config = Readonly<
-  Omit<RawConfig, 'server' | 'inbound' | 'tracking' | 'database'> & {
+  Omit<RawConfig, 'server' | 'http' | 'submission' | 'inbound' | 'tracking' | 'database'> & {
     server: { hostname: string };
-    inbound: RawConfig['inbound'] & { returnPathDomain: string };
+    http: RawConfig['http'] & { host: string };
+    submission: RawConfig['submission'] & { host: string };
+    inbound: RawConfig['inbound'] & { returnPathDomain: string; host: string };
     tracking: RawConfig['tracking'] & { baseUrl: string };
     database: { client: 'sqlite'; connection: { filename: string }; pool: number } | { client: 'pg'; connection: string; pool: number };
   }

@@ -68,10 +68,10 @@ function certificate(config: Config, nowMs: number): Finding {
   let cert: string | null;
   let key: string | null;
   try {
-    cert = config.tls.cert && pemOrFile(config.tls.cert);
-    key = config.tls.key && pemOrFile(config.tls.key);
+    cert = config.tls.cert && pemOrFile(config.tls.cert, 'tls.cert');
+    key = config.tls.key && pemOrFile(config.tls.key, 'tls.key');
   } catch (err) {
-    return { check: 'TLS certificate', status: 'problem', detail: `cannot read: ${(err as Error).message}`, fix: 'point tls.cert and tls.key at readable PEM files' };
+    return { check: 'TLS certificate', status: 'problem', detail: (err as Error).message, fix: 'point tls.cert and tls.key at readable PEM files' };
   }
   return checkCertificate(cert, key, config.server.hostname, nowMs);
 }

@@ -5,7 +5,8 @@ export interface DomainRow {
   workspace_id: number;
   name: string;
   status: 'pending' | 'verified';
-  verified_by: 'dns' | 'override' | null;
+  /** dns: the published records matched; sandbox: a `.test` domain checked against the sandbox's own records; override: no check. */
+  verified_by: 'dns' | 'sandbox' | 'override' | null;
   selector: string;
   dkim_private_key: string;
   dkim_public_key: string;

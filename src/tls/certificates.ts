@@ -31,7 +31,11 @@ const pending = new Map<string, Promise<TlsCredentials>>();
  */
 export function loadTlsCredentials(tls: TlsSettings, dataDir: string, hostname: string, log: Logger): Promise<TlsCredentials> {
   if (tls.cert && tls.key) {
-    return Promise.resolve({ cert: pemOrFile(tls.cert), key: pemOrFile(tls.key), source: 'config' });
+    try {
+      return Promise.resolve({ cert: pemOrFile(tls.cert, 'tls.cert'), key: pemOrFile(tls.key, 'tls.key'), source: 'config' });
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
   if (tls.cert || tls.key) {
     return Promise.reject(new Error('tls.cert and tls.key must be set together'));
@@ -45,8 +49,23 @@ export function loadTlsCredentials(tls: TlsSettings, dataDir: string, hostname: 
   return p;
 }
 
-export function pemOrFile(value: string): string {
-  return value.includes('-----BEGIN') ? value : readFileSync(value, 'utf8');
+const ENV_NAME = { 'tls.cert': 'MAILSVC_TLS_CERT', 'tls.key': 'MAILSVC_TLS_KEY' } as const;
+
+/**
+ * PEM text as given, or the file it names. A file that cannot be read is named with its key and
+ * variable: a bare `ENOENT ... cert.pem` at start does not say which setting to fix.
+ */
+export function pemOrFile(value: string, key: keyof typeof ENV_NAME): string {
+  if (value.includes('-----BEGIN')) return value;
+  try {
+    return readFileSync(value, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory, not a file' : (err as Error).message;
+    throw new Error(
+      `${key} (${ENV_NAME[key]}): cannot read ${value}: ${why}; point it at a PEM file, or set neither tls.cert nor tls.key to use a self-signed certificate generated in dataDir`,
+    );
+  }
 }
 
 async function generatedPair(dataDir: string, hostname: string, log: Logger): Promise<TlsCredentials> {

@@ -85,7 +85,32 @@ export function isGlobalUnicast(ip: string): boolean {
   return GLOBAL_V6.check(bare, 'ipv6') && !NOT_GLOBAL_V6.check(bare, 'ipv6');
 }
 
-export const isRefusedAddress = (ip: string): boolean => !isGlobalUnicast(ip);
+/** Whether `ip` is this machine's loopback: 127.0.0.0/8, ::1, or 127.x mapped into IPv6. */
+export function isLoopback(ip: string): boolean {
+  const family = isIP(ip);
+  if (family === 4) return ip.startsWith('127.');
+  if (family !== 6) return false;
+  const g = groups(ip);
+  if (g.length !== 8) return false;
+  const v4 = embeddedIpv4(g);
+  if (v4 !== null && g[5] === 0xffff) return v4.startsWith('127.');
+  return g.slice(0, 7).every((w) => w === 0) && g[7] === 1;
+}
+
+/**
+ * Which addresses webhooks may reach: `global` unicast only (live mode), `loopback` as well (the
+ * sandbox, where the receiver under test runs on this machine; private networks stay refused),
+ * or `any` (`webhooks.allowPrivateAddresses`).
+ */
+export type Reach = 'global' | 'loopback' | 'any';
+
+export function webhookReach(config: { webhooks: { allowPrivateAddresses: boolean }; delivery: { mode: 'live' | 'sandbox' } }): Reach {
+  if (config.webhooks.allowPrivateAddresses) return 'any';
+  return config.delivery.mode === 'sandbox' ? 'loopback' : 'global';
+}
+
+export const isRefusedAddress = (ip: string, reach: Reach = 'global'): boolean =>
+  reach !== 'any' && !isGlobalUnicast(ip) && !(reach === 'loopback' && isLoopback(ip));
 
 export interface ResolvedAddress {
   address: string;
@@ -121,8 +146,10 @@ export function hostResolver(dns: DnsResolver, useConfiguredServers: boolean): H
 
 export class RefusedAddressError extends Error {
   readonly code = 'EREFUSEDADDRESS';
-  constructor(readonly host: string, readonly address: string) {
-    super(`${host} resolves to ${address}, not a global unicast address (loopback, private, link-local, shared, reserved, multicast and the like); webhooks are not sent there (webhooks.allowPrivateAddresses)`);
+  constructor(readonly host: string, readonly address: string, reach: Reach = 'global') {
+    super(
+      `${host} resolves to ${address}, not a global unicast address (loopback, private, link-local, shared, reserved, multicast and the like); webhooks are not sent there (webhooks.allowPrivateAddresses${reach === 'global' ? '; sandbox mode allows loopback' : ''})`,
+    );
   }
 }
 
@@ -155,12 +182,12 @@ export function parseWebhookUrl(raw: string): URL {
  * The check at registration: a URL whose host resolves to a refused address is refused. A name
  * that does not resolve yet is accepted; the check at each connect still applies.
  */
-export async function checkUrlAtRegistration(raw: string, resolve: HostResolver, allowPrivate: boolean): Promise<string> {
+export async function checkUrlAtRegistration(raw: string, resolve: HostResolver, reach: Reach): Promise<string> {
   const url = parseWebhookUrl(raw);
-  if (allowPrivate) return url.toString();
+  if (reach === 'any') return url.toString();
   const addresses = await resolve(url.hostname).catch(() => []);
-  const refused = addresses.find((a) => isRefusedAddress(a.address));
-  if (refused) throw invalid(`Field \`url\`: ${new RefusedAddressError(url.hostname, refused.address).message}`);
+  const refused = addresses.find((a) => isRefusedAddress(a.address, reach));
+  if (refused) throw invalid(`Field \`url\`: ${new RefusedAddressError(url.hostname, refused.address, reach).message}`);
   return url.toString();
 }
 
@@ -168,13 +195,13 @@ export async function checkUrlAtRegistration(raw: string, resolve: HostResolver,
  * The `lookup` of the dispatcher's HTTP agents: the address actually connected to is the one
  * checked, so a name that re-resolves to a private address after registration is still refused.
  */
-export function policyLookup(resolve: HostResolver, allowPrivate: boolean): LookupFunction {
+export function policyLookup(resolve: HostResolver, reach: Reach): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname).then(
       (addresses) => {
         const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
-        const refused = allowPrivate ? undefined : wanted.find((a) => isRefusedAddress(a.address));
-        if (refused) return callback(new RefusedAddressError(hostname, refused.address) as unknown as NodeJS.ErrnoException, '', 4);
+        const refused = wanted.find((a) => isRefusedAddress(a.address, reach));
+        if (refused) return callback(new RefusedAddressError(hostname, refused.address, reach) as unknown as NodeJS.ErrnoException, '', 4);
         if (wanted.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 4);
         if (options.all) return (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, wanted);
         callback(null, wanted[0].address, wanted[0].family);

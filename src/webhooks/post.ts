@@ -4,7 +4,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Config } from '../config/schema.ts';
 import type { Clock } from '../core/ports.ts';
-import { isRefusedAddress, parseWebhookUrl, policyLookup, RefusedAddressError, type HostResolver } from './address-policy.ts';
+import { isRefusedAddress, parseWebhookUrl, policyLookup, RefusedAddressError, webhookReach, type HostResolver, type Reach } from './address-policy.ts';
 
 /** The signature header's value: HMAC-SHA256 of the exact body, keyed by the whole secret. */
 export const signature = (secret: string, body: string): string => `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
@@ -36,6 +36,8 @@ export interface PostResult {
   body: string | null;
   error: string | null;
   durationMs: number;
+  /** Not sent at all: the address policy refused the host (`error` says which address and why). */
+  refused?: true;
 }
 
 /**
@@ -47,7 +49,7 @@ export class WebhookPoster {
   private readonly http: http.Agent;
   private readonly https: https.Agent;
 
-  constructor(private readonly opts: { timeoutMs: number; lookup: LookupFunction; allowPrivateAddresses: boolean; userAgent: string; clock: Clock }) {
+  constructor(private readonly opts: { timeoutMs: number; lookup: LookupFunction; reach: Reach; userAgent: string; clock: Clock }) {
     this.http = new http.Agent({ keepAlive: true, maxSockets: 4, lookup: opts.lookup } as http.AgentOptions);
     this.https = new https.Agent({ keepAlive: true, maxSockets: 4, lookup: opts.lookup } as https.AgentOptions);
   }
@@ -55,7 +57,7 @@ export class WebhookPoster {
   /** `id` is the `webhook-id`: `webhookId(event)` for an event, a fresh one for a test. */
   post(target: string, body: string, secret: string, id: string): Promise<PostResult> {
     const started = performance.now();
-    const refuse = (error: string) => Promise.resolve({ ok: false, status: null, body: null, error, durationMs: 0 });
+    const refuse = (error: string): Promise<PostResult> => Promise.resolve({ ok: false, status: null, body: null, error, durationMs: 0, refused: true });
     let url: URL;
     try {
       // The parse registration checked: the request below is made to this URL object's hostname.
@@ -66,7 +68,7 @@ export class WebhookPoster {
     const secure = url.protocol === 'https:';
     // Node connects to an IP literal without calling `lookup`: the policy is applied here.
     const literal = url.hostname.replace(/^\[|\]$/g, '');
-    if (!this.opts.allowPrivateAddresses && isIP(literal) !== 0 && isRefusedAddress(literal)) return refuse(new RefusedAddressError(literal, literal).message);
+    if (isIP(literal) !== 0 && isRefusedAddress(literal, this.opts.reach)) return refuse(new RefusedAddressError(literal, literal, this.opts.reach).message);
     return new Promise((resolve) => {
       let settled = false;
       const finish = (r: Omit<PostResult, 'durationMs'>) => {
@@ -90,7 +92,9 @@ export class WebhookPoster {
         req.destroy();
         finish({ ok: false, status: null, body: null, error: `timed out after ${this.opts.timeoutMs / 1000} s` });
       }, this.opts.timeoutMs);
-      req.on('error', (err) => finish({ ok: false, status: null, body: null, error: err.message }));
+      req.on('error', (err) =>
+        finish({ ok: false, status: null, body: null, error: err.message, ...((err as { code?: string }).code === 'EREFUSEDADDRESS' ? { refused: true as const } : {}) }),
+      );
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
         let kept = 0;
@@ -137,8 +141,8 @@ export function configuredPoster(config: Config, hosts: HostResolver, clock: Clo
   return new WebhookPoster({
     clock,
     timeoutMs: config.webhooks.timeout * 1000,
-    lookup: policyLookup(hosts, config.webhooks.allowPrivateAddresses),
-    allowPrivateAddresses: config.webhooks.allowPrivateAddresses,
+    lookup: policyLookup(hosts, webhookReach(config)),
+    reach: webhookReach(config),
     userAgent: `mailsvc-webhooks/1.0 (+${config.server.hostname})`,
   });
 }

@@ -5,7 +5,7 @@ import { iso, isoOrNull } from '../core/time.ts';
 import { EVENT_NAMES } from '../events/record.ts';
 import type { Db } from '../store/db.ts';
 import { webhooksRepo, type WebhookAttemptRow, type WebhookEndpointRow } from '../store/webhooks.ts';
-import { checkUrlAtRegistration, type HostResolver } from './address-policy.ts';
+import { checkUrlAtRegistration, type HostResolver, type Reach } from './address-policy.ts';
 
 export const newSecret = (): string => `whsec_${randomBase62(32)}`;
 
@@ -57,10 +57,10 @@ function checkEvents(events: string[] | undefined): string | null {
 
 /** The webhook endpoints of each workspace: registration, changes, the delivery log, replay. */
 export class WebhookService {
-  constructor(private readonly deps: { db: Db; clock: Clock; resolve: HostResolver; allowPrivateAddresses: boolean }) {}
+  constructor(private readonly deps: { db: Db; clock: Clock; resolve: HostResolver; reach: Reach }) {}
 
   private checkUrl(url: string): Promise<string> {
-    return checkUrlAtRegistration(url, this.deps.resolve, this.deps.allowPrivateAddresses);
+    return checkUrlAtRegistration(url, this.deps.resolve, this.deps.reach);
   }
 
   async create(workspaceId: number, input: { url: string; events?: string[] }): Promise<WebhookEndpointRow> {

@@ -28,6 +28,14 @@ describe('configuration', () => {
     expect(c.retention.days).toBe(30);
     expect(c.database).toMatchObject({ client: 'sqlite', pool: 10 });
     expect(Object.isFrozen(c.http)).toBe(true);
+    expect([c.submission.host, c.inbound.host]).toStrictEqual(['0.0.0.0', '0.0.0.0']);
+  });
+
+  it('listens on loopback in the sandbox unless a host is given', () => {
+    const sandbox = loadConfig({ env: { MAILSVC_DELIVERY_MODE: 'sandbox' } });
+    expect([sandbox.http.host, sandbox.submission.host, sandbox.inbound.host]).toStrictEqual(['127.0.0.1', '127.0.0.1', '127.0.0.1']);
+    const told = loadConfig({ env: { MAILSVC_DELIVERY_MODE: 'sandbox', MAILSVC_HTTP_HOST: '0.0.0.0' } });
+    expect([told.http.host, told.submission.host]).toStrictEqual(['0.0.0.0', '127.0.0.1']);
   });
 
   it('layers a file, then MAILSVC_* variables, then flags', () => {

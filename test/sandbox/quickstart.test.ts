@@ -22,19 +22,26 @@ it('quick start: serve --sandbox, create, add and verify a *.test domain, send w
   const file = join(dir, 'config.json');
   writeFileSync(
     file,
-    JSON.stringify({ dataDir: join(dir, 'data'), http: { host: '127.0.0.1' }, inbound: { host: '127.0.0.1', port: 0 }, submission: { host: '127.0.0.1', port: 0, tlsPort: 0 } }),
+    // No hosts given: the sandbox listens on loopback by itself.
+    JSON.stringify({ dataDir: join(dir, 'data'), inbound: { port: 0 }, submission: { port: 0, tlsPort: 0 } }),
   );
   const serve = await spawnServe(file, ['--sandbox']);
   await until(() => serve.log(), (log) => log.includes('./bin/mailsvc inbox list'), 20_000, 'the sandbox walk-through');
+  expect(serve.log()).toMatch(/HTTP API listening on 127\.0\.0\.1:/);
+  expect(serve.log()).toMatch(/SMTP submission listening on 127\.0\.0\.1:/);
+  expect(serve.log()).toMatch(/inbound MX listening on 127\.0\.0\.1:/);
   expect(serve.log()).toContain('Sandbox mode: nothing leaves this machine');
 
   // The second terminal: the CLI in sandbox mode too, so that *.test domains verify without DNS.
   const cli = (...args: string[]) => runCli(['--config', file, ...args], { MAILSVC_DELIVERY_MODE: 'sandbox' });
   const empty = await cli('inbox', 'list');
   expect([empty.code, empty.stdout, empty.stderr]).toEqual([0, '(none)\n', expect.stringContaining('mailsvc serve --sandbox')]);
-  const { api_key: key } = oneJson(await cli('workspace', 'create', 'acme', '--json'));
+  const created = await cli('workspace', 'create', 'acme');
+  expect(created.stdout).toContain('Next: mailsvc domain add acme.test --workspace acme');
+  const key = /mk_\S+/.exec(created.stdout)![0];
   oneJson(await cli('domain', 'add', 'acme.test', '--workspace', 'acme', '--json'));
-  expect(oneJson(await cli('domain', 'verify', 'acme.test', '--json'))).toMatchObject({ name: 'acme.test', status: 'verified' });
+  // Verified against the sandbox's own records, and it says so, not "dns".
+  expect(oneJson(await cli('domain', 'verify', 'acme.test', '--json'))).toMatchObject({ name: 'acme.test', status: 'verified', verified_by: 'sandbox' });
 
   const sent = await fetch(`${serve.url}/api/v1/emails`, {
     method: 'POST',
@@ -64,15 +71,26 @@ it('quick start: serve --sandbox, create, add and verify a *.test domain, send w
 
   // `inbox open` without a desktop opener prints where the .eml is; with one, hands it over.
   const bare = mkdtempSync(join(tmpdir(), 'mailsvc-nopath-'));
-  const printed = await runCli(['--config', file, 'inbox', 'open', String(data[0].id)], { PATH: bare });
+  const desktop = { PATH: bare, DISPLAY: ':0' };
+  const printed = await runCli(['--config', file, 'inbox', 'open', String(data[0].id)], desktop);
   expect(printed.code).toBe(0);
   const eml = printed.stdout.trim();
   expect(eml).toMatch(/message-\d+\.eml$/);
+  expect(printed.stderr).toContain('Not opened: xdg-open is not installed');
   expect(readFileSync(eml, 'utf8')).toBe(shown.raw);
+  // An opener that finds nothing to open with (xdg-open on a server exits 3): not "Opened".
+  writeFileSync(join(bare, 'xdg-open'), '#!/bin/sh\nexit 3\n');
+  chmodSync(join(bare, 'xdg-open'), 0o755);
+  const failed = await runCli(['--config', file, 'inbox', 'open', String(data[0].id)], desktop);
+  expect([failed.code, failed.stdout]).toEqual([0, expect.stringMatching(/^\/.*message-\d+\.eml\n$/)]);
+  expect(failed.stderr).toContain('Not opened: xdg-open failed (exit 3)');
+  // No graphical session: nothing is tried.
+  const headless = await runCli(['--config', file, 'inbox', 'open', String(data[0].id)], { PATH: bare, DISPLAY: '', WAYLAND_DISPLAY: '' });
+  expect(headless.stderr).toContain('Not opened: no graphical session');
   const marker = join(bare, 'opened');
   writeFileSync(join(bare, 'xdg-open'), `#!/bin/sh\necho "$1" > ${marker}\n`);
   chmodSync(join(bare, 'xdg-open'), 0o755);
-  const opened = await runCli(['--config', file, 'inbox', 'open', String(data[0].id)], { PATH: bare });
+  const opened = await runCli(['--config', file, 'inbox', 'open', String(data[0].id)], desktop);
   expect(opened.stdout).toMatch(/^Opened .*message-\d+\.eml\n$/);
   await until(() => existsSync(marker) && readFileSync(marker, 'utf8').trim(), (v) => Boolean(v), 10_000, 'the opener');
   expect(readFileSync(marker, 'utf8').trim()).toBe(opened.stdout.slice('Opened '.length).trim());

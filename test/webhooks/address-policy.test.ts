@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createDnsResolver } from '../../src/dns/resolver.ts';
-import { checkUrlAtRegistration, hostResolver, isGlobalUnicast, policyLookup, type HostResolver } from '../../src/webhooks/address-policy.ts';
+import { checkUrlAtRegistration, hostResolver, isGlobalUnicast, isRefusedAddress, policyLookup, type HostResolver } from '../../src/webhooks/address-policy.ts';
 import { WebhookPoster } from '../../src/webhooks/post.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { startTestDns, type TestDns } from '../helpers/dns-server.ts';
@@ -80,6 +80,16 @@ describe('the webhook address policy', () => {
     for (const address of ALLOWED) expect([address, isGlobalUnicast(address)]).toStrictEqual([address, true]);
   });
 
+  it('lets loopback through in the sandbox, and nothing else that is not global', () => {
+    for (const address of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1']) {
+      expect([address, isRefusedAddress(address, 'global'), isRefusedAddress(address, 'loopback'), isRefusedAddress(address, 'any')]).toStrictEqual([address, true, false, false]);
+    }
+    for (const address of ['0.0.0.0', '10.0.0.1', '169.254.169.254', '192.168.1.1', 'fd00::1', 'fe80::1', '::', '64:ff9b::7f00:1']) {
+      expect([address, isRefusedAddress(address, 'loopback')]).toStrictEqual([address, true]);
+    }
+    expect(isRefusedAddress('93.184.216.34', 'loopback')).toBe(false);
+  });
+
   it('refuses at registration the URLs whose host is not global, however spelled, and those parsers read differently', async () => {
     const dns = await startTestDns();
     onTestFinished(() => dns.close());
@@ -88,7 +98,7 @@ describe('the webhook address policy', () => {
     dns.set('nat64.example.org', 'AAAA', '64:ff9b::a9fe:a9fe');
     dns.set('mixed.example.org', 'A', ['93.184.216.34', '10.0.0.1']);
     const resolve = hostResolver(createDnsResolver([dns.address], 1000), true);
-    const register = (url: string) => checkUrlAtRegistration(url, resolve, false);
+    const register = (url: string) => checkUrlAtRegistration(url, resolve, 'global');
 
     const refused: [string, RegExp][] = [
       // A backslash is a slash to the WHATWG parser (host 203.0.113.1), an ordinary userinfo character to others (host 127.0.0.1).
@@ -140,7 +150,8 @@ describe('the webhook address policy', () => {
       return system(host);
     };
     const poster = (allowPrivate: boolean) => {
-      const p = new WebhookPoster({ timeoutMs: 2000, lookup: policyLookup(resolve, allowPrivate), allowPrivateAddresses: allowPrivate, userAgent: 't', clock: new ManualClock() });
+      const reach = allowPrivate ? 'any' : 'global';
+      const p = new WebhookPoster({ timeoutMs: 2000, lookup: policyLookup(resolve, reach), reach, userAgent: 't', clock: new ManualClock() });
       onTestFinished(() => p.close());
       return p;
     };
@@ -148,7 +159,7 @@ describe('the webhook address policy', () => {
 
     // Registered while the name pointed at a public address...
     dns.set('hooks.example.org', 'A', '93.184.216.34');
-    const stored = await checkUrlAtRegistration(url, resolve, false);
+    const stored = await checkUrlAtRegistration(url, resolve, 'global');
     // ...then re-pointed at this machine: the connect resolves again, checks, and refuses.
     dns.set('hooks.example.org', 'A', '127.0.0.1');
     const rebound = await poster(false).post(stored, '{}', 'whsec_x', 'evt_1');

@@ -15,7 +15,9 @@ export const Domain = Type.Object(
     id: Type.Integer(),
     name: Type.String(),
     status: Type.Union([Type.Literal('pending'), Type.Literal('verified')]),
-    verified_by: Type.Union([Type.Literal('dns'), Type.Literal('override'), Type.Null()]),
+    verified_by: Type.Union([Type.Literal('dns'), Type.Literal('sandbox'), Type.Literal('override'), Type.Null()], {
+      description: 'dns: the published records matched; sandbox: a .test domain, whose records count as published in sandbox mode only; override: marked verified without checks',
+    }),
     selector: Type.String(),
     records: Type.Array(DnsRecord),
     problems: Type.Array(Type.String(), { description: 'why records did not match at the last verification' }),

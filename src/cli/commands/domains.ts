@@ -6,7 +6,7 @@ import { emit, printLines, printTable, wrap } from '../output.ts';
 
 function printDomain(d: DomainView): void {
   printLines([
-    `${d.name} (id ${d.id}): ${d.status}${d.verified_by === 'override' ? ' (OPERATOR OVERRIDE, no DNS proof)' : ''}`,
+    `${d.name} (id ${d.id}): ${d.status}${d.verified_by === 'override' ? ' (OPERATOR OVERRIDE, no DNS proof)' : d.verified_by === 'sandbox' ? ' (in the sandbox: its records count as published here only)' : ''}`,
     `  open tracking ${d.open_tracking ? 'on' : 'off'}, click tracking ${d.click_tracking ? 'on' : 'off'}`,
     '',
     'Publish these DNS records:',

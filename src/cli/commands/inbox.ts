@@ -15,16 +15,31 @@ function systemOpener(): string[] | null {
   return ['xdg-open'];
 }
 
-/** Starts the opener detached; false when it is not installed. */
-function tryOpen(file: string): Promise<boolean> {
+/**
+ * Hands the file to the opener and says whether that worked: a missing opener, no graphical
+ * session, or an opener that exits non-zero (xdg-open with nothing to open with) is not
+ * "opened". An opener still running after a few seconds is the viewer itself: it opened.
+ */
+function tryOpen(file: string): Promise<{ opened: true } | { opened: false; why: string }> {
   const opener = systemOpener();
-  if (!opener) return Promise.resolve(false);
+  if (!opener) return Promise.resolve({ opened: false, why: 'no system opener on this platform' });
+  if (process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) {
+    return Promise.resolve({ opened: false, why: 'no graphical session (DISPLAY and WAYLAND_DISPLAY are unset)' });
+  }
   return new Promise((resolve) => {
     const child = spawn(opener[0]!, [...opener.slice(1), file], { detached: true, stdio: 'ignore' });
-    child.once('error', () => resolve(false));
-    child.once('spawn', () => {
+    const timer = setTimeout(() => {
       child.unref();
-      resolve(true);
+      resolve({ opened: true });
+    }, 5000);
+    timer.unref();
+    child.once('error', () => {
+      clearTimeout(timer);
+      resolve({ opened: false, why: `${opener[0]} is not installed` });
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve(code === 0 ? { opened: true } : { opened: false, why: `${opener[0]} failed (${signal ?? `exit ${code}`})` });
     });
   });
 }
@@ -86,8 +101,9 @@ export function registerInboxCommands(program: Command, ctx: CliContext): void {
       const row = await sandbox.get(null, positiveInt(id));
       const file = join(mkdtempSync(join(tmpdir(), 'mailsvc-inbox-')), `message-${row.id}.eml`);
       writeFileSync(file, row.raw, { mode: 0o600 });
-      const opened = await tryOpen(file);
-      printLines([opened ? `Opened ${file}` : file]);
+      const outcome = await tryOpen(file);
+      printLines([outcome.opened ? `Opened ${file}` : file]);
+      if (!outcome.opened) process.stderr.write(`Not opened: ${outcome.why}; the message is in that file.\n`);
     });
 }
 

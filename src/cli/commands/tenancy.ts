@@ -12,13 +12,15 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
     .description('create a workspace and print its first API key (shown once)')
     .option('--json', 'print JSON')
     .action(async (name: string, opts: { json?: boolean }) => {
-      const { tenancy } = await ctx.open();
+      const { tenancy, config } = await ctx.open();
       const { workspace: row, apiKey } = await tenancy.createWorkspace(name);
+      // In the sandbox only `.test` names verify without DNS (RFC 6761): suggest one there.
+      const example = config.delivery.mode === 'sandbox' ? `${row.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') || 'acme'}.test` : 'example.com';
       emit(opts.json, { id: row.id, name: row.name, api_key: apiKey }, () =>
         printLines([
           `Workspace ${row.name} created (id ${row.id}).`,
           `API key (shown once, store it now): ${apiKey}`,
-          `Next: mailsvc domain add example.com --workspace ${row.name}`,
+          `Next: mailsvc domain add ${example} --workspace ${row.name}`,
         ]),
       );
     });

@@ -81,18 +81,31 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
       const services = await ctx.open();
-      const [{ configuredPoster }, { testEventBody, testWebhookId }] = await Promise.all([import('../../webhooks/post.ts'), import('../../webhooks/service.ts')]);
+      const { sendTestEvent } = await import('../../webhooks/test-event.ts');
       const row = await endpoint(positiveInt(id));
-      const poster = configuredPoster(services.config, services.webhookHosts, services.clock);
-      const body = testEventBody(services.config.server.hostname, services.clock.now());
-      const result = await poster.post(row.url, body, row.secret, testWebhookId()).finally(() => poster.close());
-      const doc = { id: row.id, url: row.url, ok: result.ok, response_code: result.status, response_body: result.body, error: result.error, duration_ms: result.durationMs, sent: JSON.parse(body) };
+      // The server's own path (the API's /test): the same poster, timeout and address policy.
+      const result = await sendTestEvent(services, row);
+      const doc = {
+        id: row.id,
+        url: row.url,
+        ok: result.ok,
+        refused: result.refused ?? false,
+        response_code: result.status,
+        response_body: result.body,
+        error: result.error,
+        duration_ms: result.durationMs,
+        sent: JSON.parse(result.sent),
+      };
       emit(opts.json, doc, () =>
-        printLines([
-          `POST ${row.url}: ${result.status ?? 'no answer'} in ${result.durationMs} ms${result.error ? ` (${result.error})` : ''}`,
-          ...(result.body ? ['', result.body] : []),
-        ]),
+        printLines(
+          result.refused
+            ? [`POST ${row.url}: refused, nothing sent: ${result.error}`]
+            : [`POST ${row.url}: ${result.status ?? 'no answer'} in ${result.durationMs} ms${result.error ? ` (${result.error})` : ''}`, ...(result.body ? ['', result.body] : [])],
+        ),
       );
+      // The policy this command applied is this configuration's: a server started with --sandbox
+      // allows loopback, so the command needs MAILSVC_DELIVERY_MODE=sandbox to apply the same.
+      if (result.refused) throw new Error(`webhook ${row.id} was not sent (delivery.mode ${services.config.delivery.mode}): ${result.error}`);
       if (!result.ok) throw new Error(`webhook ${row.id} did not answer 2xx: ${result.error ?? result.status}`);
     });
 }
