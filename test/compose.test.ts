@@ -61,7 +61,10 @@ describe('compose.yaml', () => {
         if (/^[./~]/.test(source)) {
           // A host folder: it must come with the checkout (a tracked file under it).
           const rel = source.replace(/^\.\//, '').replace(/\/$/, '');
-          expect([...tracked].some((f) => f === rel || f.startsWith(`${rel}/`)), `${name} mounts ${source}, which a clean checkout does not have`).toBe(true);
+          expect(
+            [...tracked].some((f) => f === rel || f.startsWith(`${rel}/`)),
+            `${name} mounts ${source}, which a clean checkout does not have`,
+          ).toBe(true);
         } else {
           expect(declared, `${name} mounts the volume ${source}, not declared under volumes:`).toContain(source);
         }
@@ -74,7 +77,7 @@ describe('compose.yaml', () => {
     for (const [, node] of nodes) expect(node.volumes?.some((v) => v.split(':')[1] === dataDir)).toBe(true);
   });
 
-  it("gives each node a configuration that loads, reaches the db service with its credentials, and generates the certificate", async () => {
+  it('gives each node a configuration that loads, reaches the db service with its credentials, and generates the certificate', async () => {
     const db = compose.services['db']!.environment!;
     const hostPorts = new Set<string>();
     for (const [name, node] of nodes) {

@@ -173,7 +173,12 @@ function importedPackages(dir: string): Set<string> {
       const spec = (m[1] ?? m[2] ?? m[3])!;
       if (/^[./]/.test(spec)) continue;
       if (spec.startsWith('node:') || builtinModules.includes(spec.split('/')[0]!)) continue;
-      names.add(spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/'));
+      names.add(
+        spec
+          .split('/')
+          .slice(0, spec.startsWith('@') ? 2 : 1)
+          .join('/'),
+      );
     }
   }
   return names;

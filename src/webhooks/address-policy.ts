@@ -109,8 +109,7 @@ export function webhookReach(config: { webhooks: { allowPrivateAddresses: boolea
   return config.delivery.mode === 'sandbox' ? 'loopback' : 'global';
 }
 
-export const isRefusedAddress = (ip: string, reach: Reach = 'global'): boolean =>
-  reach !== 'any' && !isGlobalUnicast(ip) && !(reach === 'loopback' && isLoopback(ip));
+export const isRefusedAddress = (ip: string, reach: Reach = 'global'): boolean => reach !== 'any' && !isGlobalUnicast(ip) && !(reach === 'loopback' && isLoopback(ip));
 
 export interface ResolvedAddress {
   address: string;
@@ -130,7 +129,11 @@ export function hostResolver(dns: DnsResolver, useConfiguredServers: boolean): H
     const family = isIP(bare);
     if (family !== 0) return [{ address: bare, family: family as 4 | 6 }];
     const name = bare.toLowerCase().replace(/\.$/, '');
-    if (name === 'localhost' || name.endsWith('.localhost')) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
+    if (name === 'localhost' || name.endsWith('.localhost'))
+      return [
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ];
     if (!useConfiguredServers) {
       const found = await systemLookup(name, { all: true });
       return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
@@ -146,7 +149,11 @@ export function hostResolver(dns: DnsResolver, useConfiguredServers: boolean): H
 
 export class RefusedAddressError extends Error {
   readonly code = 'EREFUSEDADDRESS';
-  constructor(readonly host: string, readonly address: string, reach: Reach = 'global') {
+  constructor(
+    readonly host: string,
+    readonly address: string,
+    reach: Reach = 'global',
+  ) {
     super(
       `${host} resolves to ${address}, not a global unicast address (loopback, private, link-local, shared, reserved, multicast and the like); webhooks are not sent there (webhooks.allowPrivateAddresses${reach === 'global' ? '; sandbox mode allows loopback' : ''})`,
     );

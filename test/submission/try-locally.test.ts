@@ -80,7 +80,12 @@ describe('docs/SUBMISSION.md: try it locally', () => {
   }, 60_000);
 
   const captured = (subject: string) =>
-    until(async () => oneJson(await runCli(['inbox', 'list', '--json'], { MAILSVC_CONFIG: config })) as { subject: string; dkim: { result: string } }[], (rows) => rows.some((r) => r.subject === subject), 10_000, subject);
+    until(
+      async () => oneJson(await runCli(['inbox', 'list', '--json'], { MAILSVC_CONFIG: config })) as { subject: string; dkim: { result: string } }[],
+      (rows) => rows.some((r) => r.subject === subject),
+      10_000,
+      subject,
+    );
 
   it('nodemailer: trusts the sandbox certificate and gets 250', async () => {
     writeFileSync(join(project, 'send-local.mjs'), nodemailer!.code.replaceAll('1587', port));

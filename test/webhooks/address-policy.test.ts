@@ -82,7 +82,12 @@ describe('the webhook address policy', () => {
 
   it('lets loopback through in the sandbox, and nothing else that is not global', () => {
     for (const address of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1']) {
-      expect([address, isRefusedAddress(address, 'global'), isRefusedAddress(address, 'loopback'), isRefusedAddress(address, 'any')]).toStrictEqual([address, true, false, false]);
+      expect([address, isRefusedAddress(address, 'global'), isRefusedAddress(address, 'loopback'), isRefusedAddress(address, 'any')]).toStrictEqual([
+        address,
+        true,
+        false,
+        false,
+      ]);
     }
     for (const address of ['0.0.0.0', '10.0.0.1', '169.254.169.254', '192.168.1.1', 'fd00::1', 'fe80::1', '::', '64:ff9b::7f00:1']) {
       expect([address, isRefusedAddress(address, 'loopback')]).toStrictEqual([address, true]);
@@ -163,7 +168,11 @@ describe('the webhook address policy', () => {
     // ...then re-pointed at this machine: the connect resolves again, checks, and refuses.
     dns.set('hooks.example.org', 'A', '127.0.0.1');
     const rebound = await poster(false).post(stored, '{}', 'whsec_x', 'evt_1');
-    expect([rebound.ok, rebound.status, rebound.error]).toStrictEqual([false, null, expect.stringMatching(/^hooks\.example\.org resolves to 127\.0\.0\.1, not a global unicast address/)]);
+    expect([rebound.ok, rebound.status, rebound.error]).toStrictEqual([
+      false,
+      null,
+      expect.stringMatching(/^hooks\.example\.org resolves to 127\.0\.0\.1, not a global unicast address/),
+    ]);
     // A public address beside a private one does not let the private one through.
     dns.set('hooks.example.org', 'A', ['93.184.216.34', '127.0.0.1']);
     expect((await poster(false).post(stored, '{}', 'whsec_x', 'evt_1')).error).toMatch(/resolves to 127\.0\.0\.1/);

@@ -44,14 +44,19 @@ describe('webhooks in the sandbox', () => {
     const live = { MAILSVC_DELIVERY_MODE: 'live' };
     const refused = await runCli(['--config', server.configFile, 'webhook', 'test', String(created.body.id)], live);
     expect(refused.code).toBe(1);
-    expect(refused.stdout).toBe(`POST ${receiver.url}: refused, nothing sent: 127.0.0.1 resolves to 127.0.0.1, not a global unicast address (loopback, private, link-local, shared, reserved, multicast and the like); webhooks are not sent there (webhooks.allowPrivateAddresses; sandbox mode allows loopback)\n`);
+    expect(refused.stdout).toBe(
+      `POST ${receiver.url}: refused, nothing sent: 127.0.0.1 resolves to 127.0.0.1, not a global unicast address (loopback, private, link-local, shared, reserved, multicast and the like); webhooks are not sent there (webhooks.allowPrivateAddresses; sandbox mode allows loopback)\n`,
+    );
     expect(refused.stderr).toContain(`error: webhook ${created.body.id} was not sent (delivery.mode live): 127.0.0.1 resolves to 127.0.0.1`);
     const json = await runCli(['--config', server.configFile, 'webhook', 'test', String(created.body.id), '--json'], live);
     expect([json.code, JSON.parse(json.stdout)]).toStrictEqual([1, expect.objectContaining({ ok: false, refused: true, response_code: null })]);
     expect(receiver.requests).toHaveLength(0);
 
     const liveServer = await startTestServer('sqlite');
-    const live422 = await liveServer.api('POST', '/webhooks', { key: (await liveServer.workspace('acme')).apiKey, body: { url: receiver.url, events: ['email.delivered'] } });
+    const live422 = await liveServer.api('POST', '/webhooks', {
+      key: (await liveServer.workspace('acme')).apiKey,
+      body: { url: receiver.url, events: ['email.delivered'] },
+    });
     expect([live422.status, live422.body.error]).toStrictEqual([422, expect.stringContaining('127.0.0.1 resolves to 127.0.0.1, not a global unicast address')]);
   });
 

@@ -16,7 +16,8 @@ export const Domain = Type.Object(
     name: Type.String(),
     status: Type.Union([Type.Literal('pending'), Type.Literal('verified')]),
     verified_by: Type.Union([Type.Literal('dns'), Type.Literal('sandbox'), Type.Literal('override'), Type.Null()], {
-      description: 'dns: the published records matched; sandbox: a .test domain, whose records count as published in sandbox mode only; override: marked verified without checks',
+      description:
+        'dns: the published records matched; sandbox: a .test domain, whose records count as published in sandbox mode only; override: marked verified without checks',
     }),
     selector: Type.String(),
     records: Type.Array(DnsRecord),

@@ -15,7 +15,15 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
       const { tenancy, config } = await ctx.open();
       const { workspace: row, apiKey } = await tenancy.createWorkspace(name);
       // In the sandbox only `.test` names verify without DNS (RFC 6761): suggest one there.
-      const example = config.delivery.mode === 'sandbox' ? `${row.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') || 'acme'}.test` : 'example.com';
+      const example =
+        config.delivery.mode === 'sandbox'
+          ? `${
+              row.name
+                .toLowerCase()
+                .replace(/[^a-z0-9-]+/g, '-')
+                .replace(/^-+|-+$/g, '') || 'acme'
+            }.test`
+          : 'example.com';
       emit(opts.json, { id: row.id, name: row.name, api_key: apiKey }, () =>
         printLines([
           `Workspace ${row.name} created (id ${row.id}).`,
