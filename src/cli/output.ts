@@ -26,8 +26,7 @@ function elide(value: string, width: number): string {
  */
 export function fitWidths(natural: number[], minimum: number[], limit: number, first: boolean[] = natural.map(() => false)): number[] {
   const room = limit - GAP.length * (natural.length - 1);
-  const capped = (cap: number, which: (i: number) => boolean) =>
-    natural.map((w, i) => (which(i) ? Math.min(w, Math.max(cap, minimum[i])) : w));
+  const capped = (cap: number, which: (i: number) => boolean) => natural.map((w, i) => (which(i) ? Math.min(w, Math.max(cap, minimum[i])) : w));
   const sum = (ws: number[]) => ws.reduce((a, b) => a + b, 0);
   if (sum(natural) <= room) return natural;
   const fit = (which: (i: number) => boolean) => {
@@ -70,14 +69,26 @@ function breakLines(text: string, width: number): string[] {
 
 /** Rows as aligned columns; values too long for the width end in an ellipsis (all of them in full with --wide). */
 export function formatTable(rows: Record<string, unknown>[], columns: string[], options: TableOptions = {}, full = wide): string[] {
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects are written as JSON before String sees them
   const cell = (v: unknown) => (v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v));
   const headers = columns.map((c) => c.toUpperCase());
   const body = rows.map((r) => columns.map((c) => cell(r[c])));
   const natural = columns.map((c, i) => Math.max(c.length, ...body.map((values) => values[i].length)));
   const first = columns.map((c) => options.elideFirst?.includes(c) ?? false);
-  const widths = full ? natural : fitWidths(natural, headers.map((h) => h.length), TABLE_WIDTH, first);
+  const widths = full
+    ? natural
+    : fitWidths(
+        natural,
+        headers.map((h) => h.length),
+        TABLE_WIDTH,
+        first,
+      );
   const wrapped = columns.map((c) => options.wrap?.includes(c) ?? false);
-  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i])).join(GAP).trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i]))
+      .join(GAP)
+      .trimEnd();
   const rowLines = (values: string[]) => {
     const cells = values.map((v, i) => (wrapped[i] ? breakLines(v, widths[i]) : [elide(v, widths[i])]));
     const height = Math.max(...cells.map((c) => c.length));

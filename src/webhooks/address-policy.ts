@@ -105,7 +105,11 @@ export function hostResolver(dns: DnsResolver, useConfiguredServers: boolean): H
     const family = isIP(bare);
     if (family !== 0) return [{ address: bare, family: family as 4 | 6 }];
     const name = bare.toLowerCase().replace(/\.$/, '');
-    if (name === 'localhost' || name.endsWith('.localhost')) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
+    if (name === 'localhost' || name.endsWith('.localhost'))
+      return [
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ];
     if (!useConfiguredServers) {
       const found = await systemLookup(name, { all: true });
       return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
@@ -121,8 +125,13 @@ export function hostResolver(dns: DnsResolver, useConfiguredServers: boolean): H
 
 export class RefusedAddressError extends Error {
   readonly code = 'EREFUSEDADDRESS';
-  constructor(readonly host: string, readonly address: string) {
-    super(`${host} resolves to ${address}, not a global unicast address (loopback, private, link-local, shared, reserved, multicast and the like); webhooks are not sent there (webhooks.allowPrivateAddresses)`);
+  constructor(
+    readonly host: string,
+    readonly address: string,
+  ) {
+    super(
+      `${host} resolves to ${address}, not a global unicast address (loopback, private, link-local, shared, reserved, multicast and the like); webhooks are not sent there (webhooks.allowPrivateAddresses)`,
+    );
   }
 }
 
@@ -131,6 +140,7 @@ export class RefusedAddressError extends Error {
  * slash, tabs and newlines vanish), so that other parsers read another host in the same text:
  * `http://203.0.113.1\@127.0.0.1/` is 203.0.113.1 to WHATWG and 127.0.0.1 to others.
  */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it looks for
 const AMBIGUOUS = /[\\\x00-\x20\x7f]/;
 
 /**
