@@ -37,10 +37,7 @@ export default tseslint.config(
       // An `async` function without `await` still returns a promise, as its interface asks.
       '@typescript-eslint/require-await': 'off',
       // Like tsc's noUnusedLocals: a leading underscore names what is left out on purpose.
-      '@typescript-eslint/no-unused-vars': [
-        'error',
-        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
-      ],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true }],
     },
   },
   {

@@ -16,8 +16,7 @@ const server = await startServer(config, { roles: ['api'], overrides: { log: cre
 const { services } = server;
 const { apiKey, domain } = await benchSender(services);
 
-const body = (i: number) =>
-  JSON.stringify({ from: `news@${domain}`, to: [`user${i}@example.org`], subject: `Hello ${i}`, html: '<p>Hello</p>', text: 'Hello' });
+const body = (i: number) => JSON.stringify({ from: `news@${domain}`, to: [`user${i}@example.org`], subject: `Hello ${i}`, html: '<p>Hello</p>', text: 'Hello' });
 
 let next = 0;
 let failed = 0;

@@ -88,7 +88,14 @@ async function measure(server: Child, url: string, headers: Record<string, strin
   if (ok === 0 || result.non2xx > 0 || result.errors > 0) {
     throw new Error(`${url}: ${ok} answered 2xx, ${result.non2xx} other statuses, ${result.errors} errors\n${server.output().slice(-2000)}`);
   }
-  return { rps: ok / result.duration, p50: result.latency.p50, p99: result.latency.p99, cpuMsPerRequest: (cpu * 1000) / ok, dbCpuMsPerRequest: (dbCpu * 1000) / ok, cores: cpu / result.duration };
+  return {
+    rps: ok / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    cpuMsPerRequest: (cpu * 1000) / ok,
+    dbCpuMsPerRequest: (dbCpu * 1000) / ok,
+    cores: cpu / result.duration,
+  };
 }
 
 await ensureBuilt();
@@ -109,7 +116,11 @@ try {
           await scratch?.drop();
         }
       } else {
-        const server = await startChild(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'lib', 'ceiling-server.ts'), ceilingDir, target], /listening on (http:\S+)/);
+        const server = await startChild(
+          process.execPath,
+          ['--import', 'tsx', join(ROOT, 'bench', 'lib', 'ceiling-server.ts'), ceilingDir, target],
+          /listening on (http:\S+)/,
+        );
         try {
           results[target].push(await measure(server, server.ready[1], {}, body('bench.test')));
         } finally {
@@ -118,7 +129,9 @@ try {
       }
       const last = results[target].at(-1)!;
       const db = target === 'pg' ? `  + ${fmt(last.dbCpuMsPerRequest, 3)} ms PostgreSQL CPU/req` : '';
-      console.log(`run ${run + 1} ${target.padEnd(7)} ${fmt(last.rps).padStart(7)} req/s  p50 ${last.p50} ms  p99 ${last.p99} ms  ${fmt(last.cpuMsPerRequest, 3)} ms CPU/req  ${fmt(last.cores, 2)} cores${db}`);
+      console.log(
+        `run ${run + 1} ${target.padEnd(7)} ${fmt(last.rps).padStart(7)} req/s  p50 ${last.p50} ms  p99 ${last.p99} ms  ${fmt(last.cpuMsPerRequest, 3)} ms CPU/req  ${fmt(last.cores, 2)} cores${db}`,
+      );
     }
   }
 } finally {
@@ -129,19 +142,46 @@ const label: Record<Target, string> = { mailsvc: 'mailsvc api', pg: 'mailsvc api
 for (const target of ['mailsvc', ...(benchPgUrl ? ['pg' as const] : []), 'FULL', 'NORMAL'] as Target[]) {
   const r = results[target];
   console.log(
-    `${label[target].padEnd(15)} req/s ${showSpread(r.map((x) => x.rps))}  p50 ${showSpread(r.map((x) => x.p50))} ms  p99 ${showSpread(r.map((x) => x.p99))} ms  CPU/req ${showSpread(r.map((x) => x.cpuMsPerRequest), 3)} ms  (min/median/max of ${r.length})`,
+    `${label[target].padEnd(15)} req/s ${showSpread(r.map((x) => x.rps))}  p50 ${showSpread(r.map((x) => x.p50))} ms  p99 ${showSpread(r.map((x) => x.p99))} ms  CPU/req ${showSpread(
+      r.map((x) => x.cpuMsPerRequest),
+      3,
+    )} ms  (min/median/max of ${r.length})`,
   );
 }
 const median = (t: Target, f: (r: Run) => number) => spread(results[t].map(f)).median;
 const ratio = (a: number, b: number) => fmt(a / b, 2);
 console.log(
-  `api: mailsvc ${fmt(median('mailsvc', (r) => r.rps))} req/s p99 ${median('mailsvc', (r) => r.p99)} ms ${fmt(median('mailsvc', (r) => r.cpuMsPerRequest), 3)} ms CPU/req; ` +
-    `vs FULL ${fmt(median('FULL', (r) => r.rps))} req/s: ${ratio(median('mailsvc', (r) => r.rps), median('FULL', (r) => r.rps))}x req/s, ${ratio(median('mailsvc', (r) => r.p99), median('FULL', (r) => r.p99))}x p99; ` +
-    `vs NORMAL ${fmt(median('NORMAL', (r) => r.rps))} req/s: ${ratio(median('mailsvc', (r) => r.rps), median('NORMAL', (r) => r.rps))}x req/s; ` +
-    `CPU/req ${ratio(median('mailsvc', (r) => r.cpuMsPerRequest), median('FULL', (r) => r.cpuMsPerRequest))}x FULL's (medians of ${runs} runs, ${seconds} s each, ${connections} connections)` +
+  `api: mailsvc ${fmt(median('mailsvc', (r) => r.rps))} req/s p99 ${median('mailsvc', (r) => r.p99)} ms ${fmt(
+    median('mailsvc', (r) => r.cpuMsPerRequest),
+    3,
+  )} ms CPU/req; ` +
+    `vs FULL ${fmt(median('FULL', (r) => r.rps))} req/s: ${ratio(
+      median('mailsvc', (r) => r.rps),
+      median('FULL', (r) => r.rps),
+    )}x req/s, ${ratio(
+      median('mailsvc', (r) => r.p99),
+      median('FULL', (r) => r.p99),
+    )}x p99; ` +
+    `vs NORMAL ${fmt(median('NORMAL', (r) => r.rps))} req/s: ${ratio(
+      median('mailsvc', (r) => r.rps),
+      median('NORMAL', (r) => r.rps),
+    )}x req/s; ` +
+    `CPU/req ${ratio(
+      median('mailsvc', (r) => r.cpuMsPerRequest),
+      median('FULL', (r) => r.cpuMsPerRequest),
+    )}x FULL's (medians of ${runs} runs, ${seconds} s each, ${connections} connections)` +
     (benchPgUrl
-      ? `; PostgreSQL ${fmt(median('pg', (r) => r.rps))} req/s p99 ${median('pg', (r) => r.p99)} ms ${fmt(median('pg', (r) => r.cpuMsPerRequest), 3)} ms CPU/req ` +
-        `+ ${fmt(median('pg', (r) => r.dbCpuMsPerRequest), 3)} ms in the database: ` +
-        `${ratio(median('pg', (r) => r.rps), median('mailsvc', (r) => r.rps))}x SQLite's req/s`
+      ? `; PostgreSQL ${fmt(median('pg', (r) => r.rps))} req/s p99 ${median('pg', (r) => r.p99)} ms ${fmt(
+          median('pg', (r) => r.cpuMsPerRequest),
+          3,
+        )} ms CPU/req ` +
+        `+ ${fmt(
+          median('pg', (r) => r.dbCpuMsPerRequest),
+          3,
+        )} ms in the database: ` +
+        `${ratio(
+          median('pg', (r) => r.rps),
+          median('mailsvc', (r) => r.rps),
+        )}x SQLite's req/s`
       : ''),
 );

@@ -8,7 +8,9 @@ import { simpleParser } from 'mailparser';
 import { parseReport } from '../src/bounces/index.ts';
 
 const dir = fileURLToPath(new URL('../test/fixtures/bounces/messages/', import.meta.url));
-const files = readdirSync(dir).filter((f) => f.endsWith('.eml')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.eml'))
+  .sort();
 const messages = files.map((f) => readFileSync(dir + f)); // read once: we time parsing, not the disk
 const passes = Number(process.argv[2] ?? 5);
 

@@ -50,7 +50,8 @@ try {
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
   const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
 
-  const firstPage = () => page.waitForFunction(() => document.querySelectorAll('main table tbody tr').length === 50 && document.querySelector('main h1')?.textContent === 'Messages');
+  const firstPage = () =>
+    page.waitForFunction(() => document.querySelectorAll('main table tbody tr').length === 50 && document.querySelector('main h1')?.textContent === 'Messages');
   const navigate: number[] = [];
   const cold: number[] = [];
   const api: number[] = [];

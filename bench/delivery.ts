@@ -74,7 +74,8 @@ const { config, cleanUp } = benchConfig({ dns: { servers: [dns.address], timeout
 const services = await createServices(config, { log: createLogger('silent') });
 const { domain: from, workspaceId } = await benchSender(services);
 if (tracking) await services.domains.setTracking(null, from, { open: true, click: true });
-const paragraph = (n: number, i: number) => `<p>Item ${i} of issue ${n}: ${'words of the newsletter '.repeat(3)}<a href="https://shop.example/p/${i}?n=${n}&amp;utm=mail">read more</a></p>\n`;
+const paragraph = (n: number, i: number) =>
+  `<p>Item ${i} of issue ${n}: ${'words of the newsletter '.repeat(3)}<a href="https://shop.example/p/${i}?n=${n}&amp;utm=mail">read more</a></p>\n`;
 const html = (n: number) =>
   htmlKb > 0 ? `<html><body>${Array.from({ length: Math.ceil((htmlKb * 1024) / 130) }, (_, i) => paragraph(n, i)).join('')}</body></html>` : `<p>Hello ${n}</p>`;
 

@@ -104,7 +104,11 @@ try {
   const base = `http://127.0.0.1:${Number(server.ready[1])}`;
   const rssAtStart = Number(/VmRSS:\s+(\d+)/.exec(await import('node:fs').then((fs) => fs.readFileSync(`/proc/${server.pid}/status`, 'utf8')))?.[1] ?? 0) / 1024;
   const post = async (key: string, body: unknown) => {
-    const res = await fetch(`${base}/api/v1/emails`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${base}/api/v1/emails`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (res.status !== 201) throw new Error(`POST /emails: ${res.status} ${await res.text()}`);
   };
 
@@ -113,7 +117,10 @@ try {
   const poller = (async () => {
     while (polling) {
       const t = performance.now();
-      await fetch(`${base}/healthz`).then((r) => r.arrayBuffer(), () => (polling = false));
+      await fetch(`${base}/healthz`).then(
+        (r) => r.arrayBuffer(),
+        () => (polling = false),
+      );
       health.push(performance.now() - t);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -152,7 +159,12 @@ try {
       a_first_copy_s: aCopies.length > 0 ? Number(((aCopies[0]!.at - acceptedA) / 1000).toFixed(1)) : null,
       a_last_copy_s: waitAll ? Number(((aCopies.at(-1)!.at - acceptedA) / 1000).toFixed(1)) : null,
       a_copies: aCopies.length,
-      healthz_ms: { polls: health.length, p50: Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0), p99: Math.round(sorted[Math.floor(sorted.length * 0.99)] ?? 0), max: Math.round(sorted.at(-1) ?? 0) },
+      healthz_ms: {
+        polls: health.length,
+        p50: Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0),
+        p99: Math.round(sorted[Math.floor(sorted.length * 0.99)] ?? 0),
+        max: Math.round(sorted.at(-1) ?? 0),
+      },
       cpu_s: Number((cpuSeconds(server.pid) - cpuBefore).toFixed(1)),
       rss_start_mb: Math.round(rssAtStart),
       peak_rss_mb: peakRssMb(server.pid),

@@ -26,7 +26,9 @@ const RECIPIENTS_PER_MESSAGE = 10;
 async function seed(db: Db, workspaceId: number, n: number): Promise<void> {
   const pg = isPg(db);
   const series = (count: number, body: string) =>
-    pg ? `${body.replace(/\bFROM series\b/, `FROM generate_series(1, ${count}) AS series(x)`)}` : `WITH RECURSIVE series(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM series WHERE x < ${count}) ${body}`;
+    pg
+      ? `${body.replace(/\bFROM series\b/, `FROM generate_series(1, ${count}) AS series(x)`)}`
+      : `WITH RECURSIVE series(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM series WHERE x < ${count}) ${body}`;
   const messages = Math.ceil(n / RECIPIENTS_PER_MESSAGE);
   await db.raw(
     series(

@@ -77,7 +77,9 @@ async function scratch(kind: 'sqlite' | 'pg'): Promise<Store> {
 async function serve(configFile: string): Promise<{ child: ChildProcess; url: string }> {
   const profileDir = process.env.MAILSVC_BENCH_PROFILE;
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const child = spawn(process.execPath, [...nodeArgs, CLI, '--config', configFile, 'serve', '--roles', 'api,delivery', '--http-port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, CLI, '--config', configFile, 'serve', '--roles', 'api,delivery', '--http-port', '0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let head = '';
   const port = await new Promise<number>((resolve, reject) => {
     const onData = (d: Buffer): void => {
@@ -170,7 +172,14 @@ async function run(kind: 'sqlite' | 'pg', processes: number): Promise<Result> {
 
 // MAILSVC_BENCH_CONFIGS=sqlite1,pg1 runs only those (to compare two builds, say).
 const only = process.env.MAILSVC_BENCH_CONFIGS?.split(',');
-const configs = ([['sqlite', 1], ['pg', 1], ['pg', 2], ['pg', 3]] as const).filter(([kind, n]) => !only || only.includes(`${kind}${n}`));
+const configs = (
+  [
+    ['sqlite', 1],
+    ['pg', 1],
+    ['pg', 2],
+    ['pg', 3],
+  ] as const
+).filter(([kind, n]) => !only || only.includes(`${kind}${n}`));
 // Each round runs every configuration once, so a slow spell of the machine hits them alike; the
 // ratios are taken round by round, then their median.
 const rounds: Result[][] = [];

@@ -43,7 +43,9 @@ async function smtpSink(port: number, exitAfter?: number): Promise<ChildProcess>
 /** Runs smtp-source against port; resolves with the seconds it took. */
 async function source(port: number, from: string, to: string): Promise<number> {
   const started = process.hrtime.bigint();
-  const child = spawn(SOURCE, ['-s', String(sessions), '-m', String(total), '-l', String(bytes), '-f', from, '-t', to, ...extra, `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(SOURCE, ['-s', String(sessions), '-m', String(total), '-l', String(bytes), '-f', from, '-t', to, ...extra, `127.0.0.1:${port}`], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const [code] = await once(child, 'exit');
   if (code !== 0) throw new Error(`smtp-source exited ${code}`);
   return Number(process.hrtime.bigint() - started) / 1e9;

@@ -19,14 +19,25 @@ const filler = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repea
 const html = `<html><body>${Array.from({ length: LINKS }, (_, i) => `<p>${filler}<a href="https://shop.example/p/${i}?a=1&amp;b=${i}#r">item ${i}</a></p>`).join('\n')}</body></html>`;
 
 const keyring = { current: 'k1', keys: { k1: 'bench-signing-key-0123456789' } };
-const tokens = { open: createTokenCodec(keyring, { purpose: 'open' }), click: createTokenCodec(keyring, { purpose: 'click' }), unsubscribe: createTokenCodec(keyring, { purpose: 'unsubscribe' }) };
+const tokens = {
+  open: createTokenCodec(keyring, { purpose: 'open' }),
+  click: createTokenCodec(keyring, { purpose: 'click' }),
+  unsubscribe: createTokenCodec(keyring, { purpose: 'unsubscribe' }),
+};
 const render = createRenderStep({ tokens, baseUrl: 'https://mail.bench.test' });
 const key = await generateDkimKey();
 const row = {
-  id: 1, workspace_id: 1, domain: 'bench.test', stream: 'transactional', message_id_header: '<1@bench.test>', from_header: 'News <news@bench.test>', subject: 'Hello',
+  id: 1,
+  workspace_id: 1,
+  domain: 'bench.test',
+  stream: 'transactional',
+  message_id_header: '<1@bench.test>',
+  from_header: 'News <news@bench.test>',
+  subject: 'Hello',
   envelope: JSON.stringify({ to: ['someone@example.org'], cc: [], bcc: [], reply_to: [], tags: [] } satisfies MessageEnvelope),
   content: JSON.stringify({ kind: 'fields', html, text: 'Hello', headers: {}, attachments: [] } satisfies FieldsContent),
-  created_at: Date.now(), scheduled_at: null,
+  created_at: Date.now(),
+  scheduled_at: null,
 } as unknown as MessageWithContent;
 const prepared = await prepareMessage(row, 'mail.bench.test');
 
@@ -34,7 +45,12 @@ const renderMs: number[] = [];
 const copyMs: number[] = [];
 for (let r = 0; r < recipients; r++) {
   const start = performance.now();
-  const own = await render(prepared, { tracking: { open: true, click: true }, recipient: { id: 1000 + r, address: `r${r}@example.org` }, stream: 'transactional', returnPathDomain: 'bounces.bench.test' });
+  const own = await render(prepared, {
+    tracking: { open: true, click: true },
+    recipient: { id: 1000 + r, address: `r${r}@example.org` },
+    stream: 'transactional',
+    returnPathDomain: 'bounces.bench.test',
+  });
   const rendered = performance.now();
   recipientCopy(prepared, own, { domain: 'bench.test', selector: 's1', privateKeyPem: key.privateKeyPem }, Date.now());
   renderMs.push(rendered - start);

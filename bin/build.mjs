@@ -32,7 +32,11 @@ const VENDORED = { knex: 'knex', '@sinclair/typebox': 'typebox', '@sinclair/type
 /** Never bundled: native code, or a module whose one shared instance we configure (pg's type parsers). */
 const KEEP_EXTERNAL = new Set(['better-sqlite3', 'pg', 'pg-native', 'pg-query-stream', 'sqlite3', 'mysql', 'mysql2', 'mariadb', 'oracledb', 'tedious']);
 
-const packageName = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+const packageName = (specifier) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
 
 /** Inlines what resolves, except KEEP_EXTERNAL; a driver that is not installed stays a runtime require. */
 const vendorExternals = {

@@ -44,7 +44,12 @@ export function lineChart(title: string, days: string[], series: Series[]): HTML
   const y = (v: number) => H - PAD.bottom - (v / max) * (H - PAD.top - PAD.bottom);
   const text = { 'font-size': FONT, fill: '#57606a' };
   const grid = ticks.map((v) =>
-    svg('g', { class: 'y-tick' }, svg('line', { x1: PAD.left, x2: W - PAD.right, y1: y(v), y2: y(v), stroke: '#d0d7de', 'stroke-width': 1 }), svg('text', { ...text, x: PAD.left - 6, y: y(v) + 4, 'text-anchor': 'end' }, String(v))),
+    svg(
+      'g',
+      { class: 'y-tick' },
+      svg('line', { x1: PAD.left, x2: W - PAD.right, y1: y(v), y2: y(v), stroke: '#d0d7de', 'stroke-width': 1 }),
+      svg('text', { ...text, x: PAD.left - 6, y: y(v) + 4, 'text-anchor': 'end' }, String(v)),
+    ),
   );
   const shown = labelledDays(days.length);
   const labels = days.map((d, i) => (shown.has(i) ? svg('text', { ...text, class: 'x-tick', x: x(i), y: H - 7, 'text-anchor': 'middle' }, d.slice(5)) : null));
@@ -67,12 +72,63 @@ export function lineChart(title: string, days: string[], series: Series[]): HTML
     { class: 'card' },
     h('figcaption', {}, h('strong', {}, title)),
     svg('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `${title}, ${days[0]} to ${days.at(-1)}: ${totals}` }, grid, labels, lines),
-    h('ul', { class: 'legend' }, series.map((s, k) => h('li', {}, svg('svg', { class: 'swatch', viewBox: '0 0 24 10', 'aria-hidden': 'true' }, svg('line', { x1: 0, x2: 24, y1: 5, y2: 5, stroke: s.color, 'stroke-width': Math.min(widths[k], 4), 'stroke-dasharray': k === 0 ? null : `${6 + 2 * k} ${3 + k}` })), `${s.name}: ${s.values.reduce((a, b) => a + b, 0)}`))),
+    h(
+      'ul',
+      { class: 'legend' },
+      series.map((s, k) =>
+        h(
+          'li',
+          {},
+          svg(
+            'svg',
+            { class: 'swatch', viewBox: '0 0 24 10', 'aria-hidden': 'true' },
+            svg('line', {
+              x1: 0,
+              x2: 24,
+              y1: 5,
+              y2: 5,
+              stroke: s.color,
+              'stroke-width': Math.min(widths[k], 4),
+              'stroke-dasharray': k === 0 ? null : `${6 + 2 * k} ${3 + k}`,
+            }),
+          ),
+          `${s.name}: ${s.values.reduce((a, b) => a + b, 0)}`,
+        ),
+      ),
+    ),
     h(
       'details',
       {},
       h('summary', {}, 'Figures per day'),
-      scroller(`${title}, figures per day`, h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Day'), series.map((s) => h('th', { scope: 'col' }, s.name)))), h('tbody', {}, days.map((d, i) => h('tr', {}, h('td', {}, d), series.map((s) => h('td', {}, String(s.values[i])))))))),
+      scroller(
+        `${title}, figures per day`,
+        h(
+          'table',
+          {},
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'col' }, 'Day'),
+              series.map((s) => h('th', { scope: 'col' }, s.name)),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            days.map((d, i) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, d),
+                series.map((s) => h('td', {}, String(s.values[i]))),
+              ),
+            ),
+          ),
+        ),
+      ),
     ),
   );
 }

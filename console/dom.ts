@@ -83,8 +83,26 @@ export function table(headings: string[], rows: Child[][], caption?: string): HT
       'table',
       {},
       caption ? h('caption', {}, caption) : null,
-      h('thead', {}, h('tr', {}, headings.map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', {}, rows.map((cells) => h('tr', {}, cells.map((c) => h('td', {}, c))))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          headings.map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        rows.map((cells) =>
+          h(
+            'tr',
+            {},
+            cells.map((c) => h('td', {}, c)),
+          ),
+        ),
+      ),
     ),
   );
 }

@@ -45,9 +45,7 @@ function layout(screen: Screen | null): HTMLElement {
     h(
       'ul',
       {},
-      SCREENS.filter((s) => s.shown(session!)).map((s) =>
-        h('li', {}, h('a', { href: `#/${s.path}`, 'aria-current': screen?.path === s.path ? 'page' : null }, s.title)),
-      ),
+      SCREENS.filter((s) => s.shown(session!)).map((s) => h('li', {}, h('a', { href: `#/${s.path}`, 'aria-current': screen?.path === s.path ? 'page' : null }, s.title))),
     ),
   );
   return h(

@@ -52,4 +52,3 @@ export function routeFor(hash: string): { screen: Screen | null; params: Params 
   }
   return { screen, params: { query } };
 }
-

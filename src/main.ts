@@ -7,7 +7,10 @@ import { workspaces } from './store/workspaces.ts';
 
 export function parseRoles(list: string | undefined): Role[] {
   if (!list) return [...ROLES];
-  const names = list.split(',').map((r) => r.trim()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
   const unknown = names.filter((r) => !(ROLES as readonly string[]).includes(r));
   if (unknown.length > 0) throw new Error(`Unknown role ${unknown.join(', ')}; roles are ${ROLES.join(', ')}`);
   return names as Role[];
@@ -22,10 +25,7 @@ export interface RunningServer {
 }
 
 /** The composition root: builds the services over one database and starts the chosen roles. */
-export async function startServer(
-  config: Config,
-  options: { roles?: Role[]; overrides?: ServiceOverrides; logRequests?: boolean } = {},
-): Promise<RunningServer> {
+export async function startServer(config: Config, options: { roles?: Role[]; overrides?: ServiceOverrides; logRequests?: boolean } = {}): Promise<RunningServer> {
   const wanted = options.roles ?? [...ROLES];
   const services = await createServices(config, options.overrides);
   const { log } = services;

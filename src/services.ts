@@ -142,9 +142,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     // them, checked and counted under the key's lock inside the server, one statement for the
     // requests that arrived together.
     rateLimit: (principal) =>
-      exactRate
-        ? exactRate.hit(principal.keyId, clock.now(), windowsFor(principal.limits))
-        : rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits)),
+      exactRate ? exactRate.hit(principal.keyId, clock.now(), windowsFor(principal.limits)) : rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits)),
     close: async () => {
       await accept.close();
       rateCounter.stop();

@@ -46,7 +46,11 @@ describe('import rules (docs/ARCHITECTURE.md)', () => {
   it(`the pure rooms import nothing of ours outside themselves: ${PURE_ROOMS.join(', ')}`, () => {
     const wrong = files
       .filter((f) => PURE_ROOMS.includes(roomOf(f.path)))
-      .flatMap((f) => roomsImported(f.path, f.text).filter((r) => r !== roomOf(f.path)).map((r) => `${f.path} imports ${r}/`));
+      .flatMap((f) =>
+        roomsImported(f.path, f.text)
+          .filter((r) => r !== roomOf(f.path))
+          .map((r) => `${f.path} imports ${r}/`),
+      );
     expect(wrong).toStrictEqual([]);
   });
 

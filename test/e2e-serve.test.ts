@@ -10,7 +10,16 @@ describe('mailsvc serve as a process', () => {
   it('migrates an empty data dir, says what to do next, answers /healthz and stops cleanly on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailsvc-serve-'));
     const file = join(dir, 'c.json');
-    writeFileSync(file, JSON.stringify({ dataDir: join(dir, 'data'), server: { hostname: 'mail.serve.test' }, http: { host: '127.0.0.1' }, inbound: { host: '127.0.0.1', port: 0 }, submission: { host: '127.0.0.1', port: 0, tlsPort: 0 } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        dataDir: join(dir, 'data'),
+        server: { hostname: 'mail.serve.test' },
+        http: { host: '127.0.0.1' },
+        inbound: { host: '127.0.0.1', port: 0 },
+        submission: { host: '127.0.0.1', port: 0, tlsPort: 0 },
+      }),
+    );
     const child = spawn(process.execPath, [CLI, '--config', file, 'serve', '--http-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     // Whatever fails below, no server is left running and no directory left behind.
     onTestFinished(async () => {

@@ -69,7 +69,12 @@ async function throughPostfix(opts: RelayOptions, dkim: boolean): Promise<Run> {
 
 function httpBody(domain: string, bytes: number): string {
   const line = 'Your order has shipped and is on its way. Track it from your account page at any time.\n';
-  return JSON.stringify({ from: `News <news@${domain}>`, to: ['user@dest.test'], subject: 'Your order has shipped', text: line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes) });
+  return JSON.stringify({
+    from: `News <news@${domain}>`,
+    to: ['user@dest.test'],
+    subject: 'Your order has shipped',
+    text: line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes),
+  });
 }
 
 async function throughMailsvc(opts: RelayOptions): Promise<Run> {
@@ -113,14 +118,22 @@ async function throughMailsvc(opts: RelayOptions): Promise<Run> {
       const ended = await drained(sink, opts.total);
       const seconds = (ended - started) / 1000;
       const received = await settle(sink);
-      run = { perSecond: sink.count() >= opts.total ? opts.total / seconds : 0, seconds, acceptedSeconds, received, cpuSeconds: cpuSeconds(server.pid) - cpuBefore, mainThreadCpuSeconds: cpuSeconds(server.pid, server.pid) - mainBefore, peakRssMb: peakRssMb(server.pid) };
+      run = {
+        perSecond: sink.count() >= opts.total ? opts.total / seconds : 0,
+        seconds,
+        acceptedSeconds,
+        received,
+        cpuSeconds: cpuSeconds(server.pid) - cpuBefore,
+        mainThreadCpuSeconds: cpuSeconds(server.pid, server.pid) - mainBefore,
+        peakRssMb: peakRssMb(server.pid),
+      };
     } finally {
       await server.stop();
     }
     // What mailsvc itself recorded: every recipient delivered once.
     const db = new Database(join(site.dir, 'mailsvc.sqlite'), { readonly: true, fileMustExist: true });
     try {
-      const rows = db.prepare("SELECT status, count(*) AS n FROM recipients GROUP BY status").all() as { status: string; n: number }[];
+      const rows = db.prepare('SELECT status, count(*) AS n FROM recipients GROUP BY status').all() as { status: string; n: number }[];
       const delivered = rows.find((r) => r.status === 'delivered')?.n ?? 0;
       if (delivered !== opts.total) throw new Error(`mailsvc recorded ${JSON.stringify(rows)}, not ${opts.total} delivered`);
     } finally {
@@ -152,8 +165,13 @@ export async function relayBench(opts: RelayOptions): Promise<void> {
     for (const target of targets) {
       const r = target === 'mailsvc' ? await throughMailsvc(opts) : await throughPostfix(opts, target === 'postfix+opendkim');
       results[target].push(r);
-      const extra = r.cpuSeconds !== undefined ? `  mailsvc CPU ${fmt(r.cpuSeconds, 1)} s (${fmt((r.cpuSeconds * 1000) / opts.total, 2)} ms/msg; main thread ${fmt(r.mainThreadCpuSeconds!, 1)} s, ${fmt((100 * r.mainThreadCpuSeconds!) / r.seconds)}% of the run), peak RSS ${r.peakRssMb} MB` : '';
-      console.log(`run ${run} ${target.padEnd(16)} ${fmt(r.perSecond).padStart(6)} msgs/s  ${fmt(r.seconds, 1)} s (all accepted after ${fmt(r.acceptedSeconds, 1)} s)  sink ${r.received}/${opts.total}${extra}`);
+      const extra =
+        r.cpuSeconds !== undefined
+          ? `  mailsvc CPU ${fmt(r.cpuSeconds, 1)} s (${fmt((r.cpuSeconds * 1000) / opts.total, 2)} ms/msg; main thread ${fmt(r.mainThreadCpuSeconds!, 1)} s, ${fmt((100 * r.mainThreadCpuSeconds!) / r.seconds)}% of the run), peak RSS ${r.peakRssMb} MB`
+          : '';
+      console.log(
+        `run ${run} ${target.padEnd(16)} ${fmt(r.perSecond).padStart(6)} msgs/s  ${fmt(r.seconds, 1)} s (all accepted after ${fmt(r.acceptedSeconds, 1)} s)  sink ${r.received}/${opts.total}${extra}`,
+      );
     }
   }
   const lost = Object.entries(results).flatMap(([t, rs]) => rs.filter((r) => r.received !== opts.total).map((r) => `${t}: ${r.received}`));
@@ -168,7 +186,10 @@ export async function relayBench(opts: RelayOptions): Promise<void> {
     `${name}: ${fmt(opts.total)} msgs of ${fmt(opts.bytes)} B, ${opts.sessions} ${opts.mode === 'smtp' ? 'sessions' : 'connections'}; ` +
       `mailsvc (DKIM on every message) ${fmt(med('mailsvc'))} msgs/s, postfix ${fmt(med('postfix'))}, postfix+opendkim ${fmt(med('postfix+opendkim'))}; ` +
       `mailsvc/postfix ${fmt(med('mailsvc') / med('postfix'), 2)}x, mailsvc/postfix+opendkim ${fmt(med('mailsvc') / med('postfix+opendkim'), 2)}x; ` +
-      `mailsvc CPU ${showSpread(m.map((r) => r.cpuSeconds!), 1)} s, peak RSS ${showSpread(m.map((r) => r.peakRssMb!))} MB; ` +
+      `mailsvc CPU ${showSpread(
+        m.map((r) => r.cpuSeconds!),
+        1,
+      )} s, peak RSS ${showSpread(m.map((r) => r.peakRssMb!))} MB; ` +
       (lost.length === 0 ? 'sink count = sent count in every run' : `LOST OR DUPLICATED: ${lost.join(', ')}`),
   );
 }

@@ -86,11 +86,9 @@ export async function smtpSink(): Promise<Sink> {
 
 /** smtp-source: `total` messages of `bytes` over `sessions` parallel sessions; resolves when done. */
 export async function smtpSource(port: number, opts: { total: number; sessions: number; bytes: number; from: string; to: string }): Promise<void> {
-  const child = spawn(
-    SOURCE,
-    ['-s', String(opts.sessions), '-m', String(opts.total), '-l', String(opts.bytes), '-f', opts.from, '-t', opts.to, `127.0.0.1:${port}`],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  const child = spawn(SOURCE, ['-s', String(opts.sessions), '-m', String(opts.total), '-l', String(opts.bytes), '-f', opts.from, '-t', opts.to, `127.0.0.1:${port}`], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const [code] = await once(child, 'exit');
   if (code !== 0) throw new Error(`smtp-source exited ${code}`);
 }

@@ -22,7 +22,16 @@ export const domainsScreen: Render = async (main) => {
     h('h1', {}, 'Domains'),
     h('div', { class: 'card' }, add, status),
     list.data.length
-      ? table(['Domain', 'Status', 'Open tracking', 'Click tracking', 'Verified'], list.data.map((d) => [link(`/domains/${d.id}`, d.name), statusBadge(d.status), d.open_tracking ? 'on' : 'off', d.click_tracking ? 'on' : 'off', stamp(d.verified_at)]))
+      ? table(
+          ['Domain', 'Status', 'Open tracking', 'Click tracking', 'Verified'],
+          list.data.map((d) => [
+            link(`/domains/${d.id}`, d.name),
+            statusBadge(d.status),
+            d.open_tracking ? 'on' : 'off',
+            d.click_tracking ? 'on' : 'off',
+            stamp(d.verified_at),
+          ]),
+        )
       : notice('No sending domain yet: add one, publish its records, then verify it.'),
   );
 };
@@ -45,7 +54,13 @@ export const domainPage: Render = async (main, params) => {
       verify.disabled = true;
       try {
         d = await api.post<Domain>(`/domains/${d.id}/verify`);
-        replace(out, notice(d.status === 'verified' ? `${d.name} is verified.` : `Not verified yet: ${d.problems.join('; ') || 'a required record does not match'}`, d.status === 'verified' ? 'info' : 'error'));
+        replace(
+          out,
+          notice(
+            d.status === 'verified' ? `${d.name} is verified.` : `Not verified yet: ${d.problems.join('; ') || 'a required record does not match'}`,
+            d.status === 'verified' ? 'info' : 'error',
+          ),
+        );
         draw();
       } catch (err) {
         replace(out, notice((err as Error).message, 'error'));
@@ -67,7 +82,16 @@ export const domainPage: Render = async (main, params) => {
     };
     replace(
       body,
-      h('dl', { class: 'facts' }, h('dt', {}, 'Status'), h('dd', {}, statusBadge(d.status)), h('dt', {}, 'DKIM selector'), h('dd', {}, d.selector), h('dt', {}, 'Verified'), h('dd', {}, when(d.verified_at))),
+      h(
+        'dl',
+        { class: 'facts' },
+        h('dt', {}, 'Status'),
+        h('dd', {}, statusBadge(d.status)),
+        h('dt', {}, 'DKIM selector'),
+        h('dd', {}, d.selector),
+        h('dt', {}, 'Verified'),
+        h('dd', {}, when(d.verified_at)),
+      ),
       h('div', { class: 'row-actions' }, verify),
       h('h2', {}, 'DNS records to publish'),
       table(
@@ -75,7 +99,13 @@ export const domainPage: Render = async (main, params) => {
         d.records.map((r) => [
           r.type,
           h('div', { class: 'copyable' }, h('code', { class: 'record-name' }, r.name), ' ', copyButton(r.name, `Copy the name of the ${r.purpose} record`)),
-          h('div', { class: 'copyable' }, h('code', { class: 'record-value' }, r.priority === undefined ? r.value : `${r.priority} ${r.value}`), ' ', copyButton(r.value, `Copy the value of the ${r.purpose} record`)),
+          h(
+            'div',
+            { class: 'copyable' },
+            h('code', { class: 'record-value' }, r.priority === undefined ? r.value : `${r.priority} ${r.value}`),
+            ' ',
+            copyButton(r.value, `Copy the value of the ${r.purpose} record`),
+          ),
           PURPOSE[r.purpose] ?? r.purpose,
           r.verified ? statusBadge('verified') : statusBadge(r.required ? 'pending' : 'optional'),
         ]),

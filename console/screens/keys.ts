@@ -8,7 +8,13 @@ export const keysScreen: Render = async (main) => {
   const out = h('div', { 'aria-live': 'polite' });
   const name = h('input', { type: 'text', name: 'name', placeholder: 'billing app' });
   const scope = select('domain', [['', 'the whole workspace'], ...domains.data.map((d): [string, string] => [d.name, `only ${d.name}`])]);
-  const create = h('form', { class: 'inline', 'aria-label': 'Create an API key' }, field('Name', name), field('Scope', scope), h('button', { type: 'submit' }, 'Create key'));
+  const create = h(
+    'form',
+    { class: 'inline', 'aria-label': 'Create an API key' },
+    field('Name', name),
+    field('Scope', scope),
+    h('button', { type: 'submit' }, 'Create key'),
+  );
   create.addEventListener('submit', async (e) => {
     e.preventDefault();
     try {
@@ -41,7 +47,13 @@ export const keysScreen: Render = async (main) => {
   };
   const drawList = async (page?: Page<ApiKey>) => {
     const current = page ?? (await api.get<Page<ApiKey>>('/api-keys'));
-    replace(list, table(['Name', 'Starts with', 'Scope', 'Created', ''], current.data.map((k) => [k.name, h('code', {}, `${k.prefix}…`), k.scope, stamp(k.created_at), revoke(k)])));
+    replace(
+      list,
+      table(
+        ['Name', 'Starts with', 'Scope', 'Created', ''],
+        current.data.map((k) => [k.name, h('code', {}, `${k.prefix}…`), k.scope, stamp(k.created_at), revoke(k)]),
+      ),
+    );
   };
   await drawList(keys);
   replace(main, h('h1', {}, 'API keys'), h('div', { class: 'card' }, create, out), list);

@@ -26,7 +26,10 @@ export function contentSection(c: EmailContent): HTMLElement {
     'div',
     {},
     h('h3', {}, 'Headers'),
-    table(['Field', 'Value'], c.headers.map((f) => [h('span', { class: 'nowrap' }, f.name), h('span', { class: 'header-value' }, f.value)])),
+    table(
+      ['Field', 'Value'],
+      c.headers.map((f) => [h('span', { class: 'nowrap' }, f.name), h('span', { class: 'header-value' }, f.value)]),
+    ),
     c.html !== null ? [h('h3', {}, 'HTML'), htmlFrame(c.html)] : null,
     c.text !== null ? [h('h3', {}, 'Text'), h('pre', { class: 'text-part' }, c.text)] : null,
     h('details', {}, h('summary', {}, 'Raw MIME'), h('pre', { class: 'raw' }, c.raw ?? '')),
@@ -66,11 +69,26 @@ export const messagePage: Render = async (main, params) => {
     main,
     h('p', { class: 'crumbs' }, link('/messages', '← Messages')),
     h('h1', { class: 'subject' }, m.subject),
-    h('dl', { class: 'facts' }, facts.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
-    h('section', { 'aria-labelledby': 'recipients-title' }, h('h2', { id: 'recipients-title' }, 'Recipients'),
-      table(['Address', 'Status', 'Attempts', 'Last reply', 'Updated'], m.recipients.map((r) => [r.address, statusBadge(r.status), String(r.attempts), h('span', { class: 'reply' }, r.last_response ?? '—'), stamp(r.updated_at)]))),
-    h('section', { 'aria-labelledby': 'events-title' }, h('h2', { id: 'events-title' }, 'Events'),
-      m.events.length ? h('ol', { class: 'timeline' }, m.events.map(eventLine)) : h('p', { class: 'muted' }, 'No event yet.')),
+    h(
+      'dl',
+      { class: 'facts' },
+      facts.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+    ),
+    h(
+      'section',
+      { 'aria-labelledby': 'recipients-title' },
+      h('h2', { id: 'recipients-title' }, 'Recipients'),
+      table(
+        ['Address', 'Status', 'Attempts', 'Last reply', 'Updated'],
+        m.recipients.map((r) => [r.address, statusBadge(r.status), String(r.attempts), h('span', { class: 'reply' }, r.last_response ?? '—'), stamp(r.updated_at)]),
+      ),
+    ),
+    h(
+      'section',
+      { 'aria-labelledby': 'events-title' },
+      h('h2', { id: 'events-title' }, 'Events'),
+      m.events.length ? h('ol', { class: 'timeline' }, m.events.map(eventLine)) : h('p', { class: 'muted' }, 'No event yet.'),
+    ),
     h('section', { 'aria-labelledby': 'content-title' }, h('h2', { id: 'content-title' }, 'Message'), contentSection(content)),
   );
 };

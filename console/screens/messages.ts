@@ -19,9 +19,24 @@ export const messageList: Render = async (main, params) => {
   const cursor = q.get('cursor');
 
   const status = select('status', [['', 'Any status'], ...STATUSES.map((s): [string, string] => [s, s])], filters.status);
-  const stream = select('stream', [['', 'Both streams'], ['transactional', 'transactional'], ['broadcast', 'broadcast']], filters.stream);
+  const stream = select(
+    'stream',
+    [
+      ['', 'Both streams'],
+      ['transactional', 'transactional'],
+      ['broadcast', 'broadcast'],
+    ],
+    filters.stream,
+  );
   const recipient = h('input', { type: 'search', name: 'recipient', value: filters.recipient, placeholder: 'someone@example.com' });
-  const form = h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter messages' }, field('Status', status), field('Stream', stream), field('Recipient', recipient), h('button', { type: 'submit' }, 'Filter'));
+  const form = h(
+    'form',
+    { class: 'filters', role: 'search', 'aria-label': 'Filter messages' },
+    field('Status', status),
+    field('Stream', stream),
+    field('Recipient', recipient),
+    h('button', { type: 'submit' }, 'Filter'),
+  );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     location.hash = `#/messages${query({ status: status.value, stream: stream.value, recipient: recipient.value.trim() })}`;
@@ -43,7 +58,9 @@ export const messageList: Render = async (main, params) => {
     const next = page.next_cursor ? link(`/messages${query({ ...filters, cursor: page.next_cursor })}`, 'Older messages →') : null;
     replace(
       results,
-      rows.length ? table(['Id', 'Subject', 'Recipients', 'Status', 'Stream', 'Created'], rows, cursor ? 'Older messages' : 'Newest first') : notice('No message matches.'),
+      rows.length
+        ? table(['Id', 'Subject', 'Recipients', 'Status', 'Stream', 'Created'], rows, cursor ? 'Older messages' : 'Newest first')
+        : notice('No message matches.'),
       h('p', { class: 'pager' }, cursor ? link(`/messages${query(filters)}`, '← Newest') : null, ' ', next),
     );
   };

@@ -5,7 +5,16 @@ import type { Render } from '../routes.ts';
 import type { DayStats, QueueStats } from '../types.ts';
 
 // Colours chosen to stay distinct for the common colour-vision deficiencies (Okabe-Ito).
-const COLORS = { sent: '#0072b2', delivered: '#009e73', permanent: '#d55e00', transient: '#e69f00', blocked: '#cc79a7', complained: '#000000', opened: '#56b4e9', clicked: '#009e73' };
+const COLORS = {
+  sent: '#0072b2',
+  delivered: '#009e73',
+  permanent: '#d55e00',
+  transient: '#e69f00',
+  blocked: '#cc79a7',
+  complained: '#000000',
+  opened: '#56b4e9',
+  clicked: '#009e73',
+};
 
 function age(seconds: number): string {
   if (seconds < 120) return `${seconds} s`;
@@ -56,7 +65,11 @@ export const overviewScreen: Render = async (main) => {
         h('dt', {}, 'Deferred (waiting for a retry)'),
         h('dd', { class: 'deferred-count' }, deferred ? link('/messages?status=deferred', String(deferred)) : '0'),
         h('dt', {}, 'Oldest deferred'),
-        h('dd', { class: 'oldest-deferred' }, queue.oldest_deferred_age_seconds === null ? '—' : `waiting ${age(queue.oldest_deferred_age_seconds)}, since ${when(queue.oldest_deferred_since)}`),
+        h(
+          'dd',
+          { class: 'oldest-deferred' },
+          queue.oldest_deferred_age_seconds === null ? '—' : `waiting ${age(queue.oldest_deferred_age_seconds)}, since ${when(queue.oldest_deferred_since)}`,
+        ),
         h('dt', {}, 'Next retry'),
         h('dd', { class: 'next-retry' }, nextRetry(queue.next_retry_at)),
         h('dt', {}, 'Queued, sending, scheduled'),

@@ -3,7 +3,10 @@ import { field, h, link, notice, replace, select, stamp, table, when } from '../
 import type { Render } from '../routes.ts';
 import type { Suppression, SuppressionCause } from '../types.ts';
 
-const STREAMS: [string, string][] = [['transactional', 'transactional'], ['broadcast', 'broadcast']];
+const STREAMS: [string, string][] = [
+  ['transactional', 'transactional'],
+  ['broadcast', 'broadcast'],
+];
 
 const REASONS: Record<string, string> = {
   bounce: 'permanent bounce',
@@ -33,13 +36,33 @@ function causeOf(s: Suppression): HTMLElement {
       if (!cause) return replace(body, 'No report kept (retention removed it).');
       replace(
         body,
-        h('dl', { class: 'facts' },
-          h('dt', {}, 'Event'), h('dd', {}, `${cause.event} at ${when(cause.occurred_at)}`),
-          cause.bounce_type ? [h('dt', {}, 'Bounce'), h('dd', {}, `${cause.bounce_type}${cause.reason ? `: ${cause.reason}` : ''}${cause.status ? ` (${cause.status})` : ''}`)] : null,
+        h(
+          'dl',
+          { class: 'facts' },
+          h('dt', {}, 'Event'),
+          h('dd', {}, `${cause.event} at ${when(cause.occurred_at)}`),
+          cause.bounce_type
+            ? [h('dt', {}, 'Bounce'), h('dd', {}, `${cause.bounce_type}${cause.reason ? `: ${cause.reason}` : ''}${cause.status ? ` (${cause.status})` : ''}`)]
+            : null,
           cause.feedback_type ? [h('dt', {}, 'Feedback type'), h('dd', {}, cause.feedback_type)] : null,
-          h('dt', {}, 'Reported by'), h('dd', {}, cause.reporting_mta || '—'),
-          h('dt', {}, 'Their words'), h('dd', { class: 'reply' }, cause.response || '—'),
-          cause.decided_by.length ? [h('dt', {}, 'Why this type'), h('dd', {}, h('ul', {}, cause.decided_by.map((d) => h('li', {}, d))))] : null,
+          h('dt', {}, 'Reported by'),
+          h('dd', {}, cause.reporting_mta || '—'),
+          h('dt', {}, 'Their words'),
+          h('dd', { class: 'reply' }, cause.response || '—'),
+          cause.decided_by.length
+            ? [
+                h('dt', {}, 'Why this type'),
+                h(
+                  'dd',
+                  {},
+                  h(
+                    'ul',
+                    {},
+                    cause.decided_by.map((d) => h('li', {}, d)),
+                  ),
+                ),
+              ]
+            : null,
         ),
       );
     } catch (err) {
@@ -59,7 +82,13 @@ export const suppressionsScreen: Render = async (main, params, session: Session)
 
   const streamSelect = select('stream', STREAMS, stream);
   const searchInput = h('input', { type: 'search', name: 'search', value: search, placeholder: 'part of an address' });
-  const filter = h('form', { class: 'filters', role: 'search', 'aria-label': 'Search suppressions' }, field('Stream', streamSelect), field('Address contains', searchInput), h('button', { type: 'submit' }, 'Search'));
+  const filter = h(
+    'form',
+    { class: 'filters', role: 'search', 'aria-label': 'Search suppressions' },
+    field('Stream', streamSelect),
+    field('Address contains', searchInput),
+    h('button', { type: 'submit' }, 'Search'),
+  );
   filter.addEventListener('submit', (e) => {
     e.preventDefault();
     location.hash = `#/suppressions${query({ stream: streamSelect.value, search: searchInput.value.trim() })}`;
@@ -103,14 +132,32 @@ export const suppressionsScreen: Render = async (main, params, session: Session)
   });
 
   const file = h('input', { type: 'file', name: 'csv', accept: '.csv,text/csv' });
-  const importForm = h('form', { class: 'inline', 'aria-label': 'Import suppressions' }, field('Import CSV (header row with address)', file), h('button', { type: 'submit', class: 'secondary' }, 'Import'));
+  const importForm = h(
+    'form',
+    { class: 'inline', 'aria-label': 'Import suppressions' },
+    field('Import CSV (header row with address)', file),
+    h('button', { type: 'submit', class: 'secondary' }, 'Import'),
+  );
   importForm.addEventListener('submit', async (e) => {
     e.preventDefault();
     const chosen = file.files?.[0];
     if (!chosen) return replace(status, notice('Choose a CSV file first.', 'error'));
     try {
-      const r = await api.post<{ added: number; existing: number; problems: { line: number; error: string }[] }>('/suppressions/import', { csv: await chosen.text(), stream });
-      replace(status, notice(`Imported: ${r.added} added, ${r.existing} already listed, ${r.problems.length} skipped.`), r.problems.length ? h('ul', {}, r.problems.slice(0, 20).map((p) => h('li', {}, `line ${p.line}: ${p.error}`))) : null);
+      const r = await api.post<{ added: number; existing: number; problems: { line: number; error: string }[] }>('/suppressions/import', {
+        csv: await chosen.text(),
+        stream,
+      });
+      replace(
+        status,
+        notice(`Imported: ${r.added} added, ${r.existing} already listed, ${r.problems.length} skipped.`),
+        r.problems.length
+          ? h(
+              'ul',
+              {},
+              r.problems.slice(0, 20).map((p) => h('li', {}, `line ${p.line}: ${p.error}`)),
+            )
+          : null,
+      );
       void render();
     } catch (err) {
       replace(status, notice((err as Error).message, 'error'));
@@ -129,15 +176,27 @@ export const suppressionsScreen: Render = async (main, params, session: Session)
     const r = p.data.map(rowOf);
     replace(
       results,
-      r.length ? table(['Address', 'Why', 'Caused by', 'Since', ''], r, `${stream} suppression list`) : notice(search ? 'No suppressed address matches.' : 'This list is empty.'),
-      h('p', { class: 'pager' }, cursor ? link(`/suppressions${query({ stream, search })}`, '← First page') : null, ' ', p.next_cursor ? link(`/suppressions${query({ stream, search, cursor: p.next_cursor })}`, 'Next page →') : null),
+      r.length
+        ? table(['Address', 'Why', 'Caused by', 'Since', ''], r, `${stream} suppression list`)
+        : notice(search ? 'No suppressed address matches.' : 'This list is empty.'),
+      h(
+        'p',
+        { class: 'pager' },
+        cursor ? link(`/suppressions${query({ stream, search })}`, '← First page') : null,
+        ' ',
+        p.next_cursor ? link(`/suppressions${query({ stream, search, cursor: p.next_cursor })}`, 'Next page →') : null,
+      ),
     );
   };
   await render();
   replace(
     main,
     h('h1', {}, 'Suppressions'),
-    h('p', { class: 'muted' }, 'Mail to an address on a stream\'s list is recorded as suppressed and never attempted. Entries caused by a bounce, complaint or unsubscribe link to the message and open the report that listed them.'),
+    h(
+      'p',
+      { class: 'muted' },
+      "Mail to an address on a stream's list is recorded as suppressed and never attempted. Entries caused by a bounce, complaint or unsubscribe link to the message and open the report that listed them.",
+    ),
     filter,
     canChange ? h('div', { class: 'card' }, add, importForm, h('div', { class: 'row-actions' }, exportButton)) : h('div', { class: 'row-actions' }, exportButton),
     status,

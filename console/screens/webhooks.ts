@@ -59,9 +59,14 @@ export const webhookPage: Render = async (main, params) => {
   const test = h('button', { type: 'button' }, 'Send test event');
   test.addEventListener('click', async () => {
     try {
-      const r = await api.post<{ ok: boolean; response_code: number | null; response_body: string | null; error: string | null; duration_ms: number }>(`/webhooks/${id}/test`);
+      const r = await api.post<{ ok: boolean; response_code: number | null; response_body: string | null; error: string | null; duration_ms: number }>(
+        `/webhooks/${id}/test`,
+      );
       say(
-        notice(`Test event: ${r.ok ? 'delivered' : 'failed'}, ${r.response_code === null ? (r.error ?? 'no answer') : `HTTP ${r.response_code}`} in ${r.duration_ms} ms`, r.ok ? 'info' : 'error'),
+        notice(
+          `Test event: ${r.ok ? 'delivered' : 'failed'}, ${r.response_code === null ? (r.error ?? 'no answer') : `HTTP ${r.response_code}`} in ${r.duration_ms} ms`,
+          r.ok ? 'info' : 'error',
+        ),
         ...(r.response_code === null ? [] : [responseBody(r.response_body)]),
       );
     } catch (err) {
@@ -87,7 +92,12 @@ export const webhookPage: Render = async (main, params) => {
     }
   });
   const since = h('input', { type: 'datetime-local', name: 'since', required: true, step: '1' });
-  const replay = h('form', { class: 'inline', 'aria-label': 'Replay events' }, field('Replay events since (your local time)', since), h('button', { type: 'submit', class: 'secondary' }, 'Replay'));
+  const replay = h(
+    'form',
+    { class: 'inline', 'aria-label': 'Replay events' },
+    field('Replay events since (your local time)', since),
+    h('button', { type: 'submit', class: 'secondary' }, 'Replay'),
+  );
   replay.addEventListener('submit', async (e) => {
     e.preventDefault();
     try {
@@ -112,7 +122,15 @@ export const webhookPage: Render = async (main, params) => {
     replay,
     out,
     h('h2', {}, 'Delivery log'),
-    log.data.length ? table(['When', 'Event', 'Message', 'Recipient', 'Attempt', 'Code', 'Response', 'Took'], attemptRows(log.data), 'Newest first') : notice('No delivery attempt yet.'),
-    h('p', { class: 'pager' }, cursor ? link(`/webhooks/${id}`, '← Newest') : null, ' ', log.next_cursor ? link(`/webhooks/${id}${query({ cursor: log.next_cursor })}`, 'Older →') : null),
+    log.data.length
+      ? table(['When', 'Event', 'Message', 'Recipient', 'Attempt', 'Code', 'Response', 'Took'], attemptRows(log.data), 'Newest first')
+      : notice('No delivery attempt yet.'),
+    h(
+      'p',
+      { class: 'pager' },
+      cursor ? link(`/webhooks/${id}`, '← Newest') : null,
+      ' ',
+      log.next_cursor ? link(`/webhooks/${id}${query({ cursor: log.next_cursor })}`, 'Older →') : null,
+    ),
   );
 };

@@ -70,7 +70,11 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'mailsvc API', version: '1.0.0', description: 'Send email; manage sending domains, API keys, suppression lists and webhook endpoints; read message status and usage.' },
+      info: {
+        title: 'mailsvc API',
+        version: '1.0.0',
+        description: 'Send email; manage sending domains, API keys, suppression lists and webhook endpoints; read message status and usage.',
+      },
       servers: [{ url: '/' }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'an API key, mk_...' } } },
     },

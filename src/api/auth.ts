@@ -32,7 +32,7 @@ async function sessionPrincipal(request: FastifyRequest, deps: NonNullable<AuthD
   if (changesState(request.method)) {
     const origin = { origin: request.headers.origin, referer: request.headers.referer };
     if (!fromOwnOrigin(origin, { protocol: request.protocol, host: request.host })) {
-      throw forbidden('Cross-origin request refused: a console request must come from this server\'s own pages');
+      throw forbidden("Cross-origin request refused: a console request must come from this server's own pages");
     }
     const token = request.headers[CSRF_HEADER];
     if (!deps.sessions.csrfMatches(cookie, typeof token === 'string' ? token : undefined)) {

@@ -9,9 +9,7 @@ const named = (base: string, child: string) => (base ? `${base}.${child}` : chil
 const article = (type: string): string => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
 
 function branchTypes(schemas: { type?: string; items?: { type?: string } }[]): string {
-  return schemas
-    .map((s) => (s.type === 'array' ? `an array${s.items?.type ? ` of ${s.items.type}s` : ''}` : article(s.type ?? 'value')))
-    .join(' or ');
+  return schemas.map((s) => (s.type === 'array' ? `an array${s.items?.type ? ` of ${s.items.type}s` : ''}` : article(s.type ?? 'value'))).join(' or ');
 }
 
 const NOUNS: Record<string, string> = { body: 'field', querystring: 'query parameter', headers: 'header', params: 'path parameter' };
@@ -81,9 +79,7 @@ export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Malformed HTTP request'];
   const body = JSON.stringify({ error: message });
   if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${message}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    socket.write(`HTTP/1.1 ${status} ${message}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   }
   socket.destroy();
 }

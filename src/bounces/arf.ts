@@ -20,7 +20,10 @@ export interface FeedbackReport {
  */
 function complainedRecipients(fields: Header[], original: Header[] | null): string[] {
   const pick = (name: string) =>
-    fields.filter((f) => f.name === name).map((f) => cleanAddress(f.value)).filter((a): a is string => a !== null);
+    fields
+      .filter((f) => f.name === name)
+      .map((f) => cleanAddress(f.value))
+      .filter((a): a is string => a !== null);
   let out = pick('original-rcpt-to');
   if (out.length === 0) out = pick('removal-recipient');
   if (out.length === 0 && original) {

@@ -116,7 +116,8 @@ function adjustForCommand(reason: Reason, command: string | null | undefined, st
   // connecting host, at MAIL FROM the sender. Neither says anything about the recipient.
   if (REASONS[reason] !== 'transient' || reason === 'undefined') {
     if (command === 'CONNECT' || command === 'HELO' || command === 'EHLO') return ['ip_blocked', `refused at ${command}: the connecting host, not the recipient`];
-    if (command === 'MAIL' && (REASONS[reason] === 'permanent' || reason === 'undefined')) return ['sender_rejected', 'refused at MAIL FROM: the sender, not the recipient'];
+    if (command === 'MAIL' && (REASONS[reason] === 'permanent' || reason === 'undefined'))
+      return ['sender_rejected', 'refused at MAIL FROM: the sender, not the recipient'];
   }
   if (reason !== 'user_unknown' || !byText || /^.\.1\.1$/.test(status) || AFTER_DATA_UNKNOWN.test(text)) return null;
   // An X.7 code says the refusal is about security or policy (RFC 3463 §3.8), whatever the
@@ -131,7 +132,8 @@ function adjustForCommand(reason: Reason, command: string | null | undefined, st
   // Nothing ties it to RCPT and the code's subject is not the address: X.2 mailbox status (the
   // mailbox exists; X.2.1 disabled "may be permanent or transient"), X.3 mail system status.
   // "550 5.2.1 <x>... User Unknown": Sisimai reads X.2.0/X.2.1 as "filtered" too.
-  if (/^.\.[23]\./.test(status)) return ['content_filtered', `"does not exist" under ${status}, which is not about the address, and not tied to RCPT: ambiguous, not suppressed`];
+  if (/^.\.[23]\./.test(status))
+    return ['content_filtered', `"does not exist" under ${status}, which is not about the address, and not tied to RCPT: ambiguous, not suppressed`];
   return null;
 }
 
@@ -167,7 +169,7 @@ export function classify(input: ClassifyInput, rules: TextRuleSet = ALL_TEXT_RUL
   const cls = statusClass(precise ?? inText) ?? fromCode ?? (input.action === 'delayed' ? '4' : '5');
   const status = precise ?? inText ?? `${cls}.0.0`;
   const statusFrom: Explanation['statusFrom'] =
-    precise && precise === given ? 'report' : precise ?? inText ? 'reply text' : fromCode ? 'reply code' : input.action === 'delayed' ? 'delay' : 'none';
+    precise && precise === given ? 'report' : (precise ?? inText) ? 'reply text' : fromCode ? 'reply code' : input.action === 'delayed' ? 'delay' : 'none';
 
   // Signal order: (1) a decisive enhanced code, (2) the first text rule, (3) the enhanced code's
   // meaning, (4) the reply code's meaning, (5) nothing said: undefined (never suppressed).

@@ -5,7 +5,8 @@
 // Anonymised samples use bare hosts like "localhost.localdomain", so no TLD list is applied.
 // The lookbehind starts a match only at the beginning of a run of local-part characters: a match
 // can never begin inside one, and without it a long run without "@" is scanned from every character.
-const ADDRESS = /(?<![A-Za-z0-9!#$%&'*+/=?^_`{|}~.-])[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+|\[[0-9A-Fa-f:.]+\])/;
+const ADDRESS =
+  /(?<![A-Za-z0-9!#$%&'*+/=?^_`{|}~.-])[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+|\[[0-9A-Fa-f:.]+\])/;
 const ADDRESS_ONLY = new RegExp(`^${ADDRESS.source}$`);
 export const ADDRESS_IN_TEXT = new RegExp(ADDRESS.source, 'g');
 

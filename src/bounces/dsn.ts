@@ -23,7 +23,10 @@ export interface DeliveryStatus {
 /** "dns; mx.example.jp" → "mx.example.jp" (RFC 3464 §2.1.2 mta-name-type). */
 export function stripType(value: string | null): string | null {
   if (!value) return null;
-  const v = value.replace(/^[A-Za-z0-9-]+\s*;\s*/, '').replace(/^\[|\]$/g, '').trim();
+  const v = value
+    .replace(/^[A-Za-z0-9-]+\s*;\s*/, '')
+    .replace(/^\[|\]$/g, '')
+    .trim();
   return v.length > 0 ? v : null;
 }
 
@@ -56,15 +59,16 @@ function actionOf(value: string | null): string | null {
 }
 
 export function parseDeliveryStatus(body: string): DeliveryStatus {
-  const groups = body.slice(0, REPORT_LIMITS.deliveryStatus).split(/\n[ \t]*\n/).map(parseHeaders);
+  const groups = body
+    .slice(0, REPORT_LIMITS.deliveryStatus)
+    .split(/\n[ \t]*\n/)
+    .map(parseHeaders);
   const all = groups.flat();
   const reportingMta = stripType(header(all, 'reporting-mta'));
   const recipients: DsnRecipient[] = [];
   for (const block of recipientBlocks(groups).slice(0, REPORT_LIMITS.recipients)) {
     const address =
-      cleanAddress(header(block, 'final-recipient')) ??
-      cleanAddress(header(block, 'x-actual-recipient')) ??
-      cleanAddress(header(block, 'original-recipient'));
+      cleanAddress(header(block, 'final-recipient')) ?? cleanAddress(header(block, 'x-actual-recipient')) ?? cleanAddress(header(block, 'original-recipient'));
     const diag = header(block, 'diagnostic-code') ?? '';
     const typed = /^([A-Za-z0-9-]+)\s*;\s*([\s\S]*)$/.exec(diag);
     recipients.push({

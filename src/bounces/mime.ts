@@ -78,7 +78,7 @@ export function parseContentType(value: string | null): { type: string; params: 
   const type = (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase();
   const re = /;\s*([A-Za-z0-9_*.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"?|([^;\s]*))/g;
   for (let m = re.exec(value); m; m = re.exec(value)) {
-    params[m[1]!.toLowerCase()] = m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : m[3] ?? '';
+    params[m[1]!.toLowerCase()] = m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : (m[3] ?? '');
   }
   return { type: /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(type) ? type : 'text/plain', params };
 }

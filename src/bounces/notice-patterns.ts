@@ -27,34 +27,56 @@ export const NOTICE_LEADS: readonly LeadPattern[] = [
   // qmail, Postfix text part, Yahoo:  "<kijitora@example.org>:"
   //   then "Remote host said: 550 5.1.1 <kijitora@example.org>... User Unknown"
   lead(
-    [['<kijitora@example.jp>:', 'kijitora@example.jp'], ['  <neko@example.co.jp>: [127.0.0.1] said:', 'neko@example.co.jp']],
-    new RegExp(String.raw`^\s*<([^\s<>@]+@[^\s<>]+)>\s*:`)),
+    [
+      ['<kijitora@example.jp>:', 'kijitora@example.jp'],
+      ['  <neko@example.co.jp>: [127.0.0.1] said:', 'neko@example.co.jp'],
+    ],
+    new RegExp(String.raw`^\s*<([^\s<>@]+@[^\s<>]+)>\s*:`),
+  ),
   // Exim, Gmail: the address alone on its line, often indented
   //   "  kijitora@example.jp" / "     userunknown@example.jp"
   // GMX: '"shironeko@example.jp":'
   // Sendmail-style text (Active!Hunter, V5 sendmail): ">>> kijitora@example.org <kijitora@example.org>"
   // X3: "   * kijitora@example.com"
   lead(
-    [['  kijitora@example.jp', 'kijitora@example.jp'], ['"shironeko@example.jp":', 'shironeko@example.jp'], ['>>> kijitora@example.org <kijitora@example.org>', 'kijitora@example.org'], ['   * kijitora@example.com', 'kijitora@example.com']],
-    new RegExp(String.raw`^\s*(?:>>>\s*|[*\u2022-]\s+)?"?${A}"?\s*(?::\s*)?(?:<[^<>\s]+>\s*)?(?:\.{3}.*)?$`)),
+    [
+      ['  kijitora@example.jp', 'kijitora@example.jp'],
+      ['"shironeko@example.jp":', 'shironeko@example.jp'],
+      ['>>> kijitora@example.org <kijitora@example.org>', 'kijitora@example.org'],
+      ['   * kijitora@example.com', 'kijitora@example.com'],
+    ],
+    new RegExp(String.raw`^\s*(?:>>>\s*|[*\u2022-]\s+)?"?${A}"?\s*(?::\s*)?(?:<[^<>\s]+>\s*)?(?:\.{3}.*)?$`),
+  ),
   // Sendmail transcript: "554 <kijitora@example.edu>... Remote protocol error: Connection reset"
   lead(
-    [['554 <kijitora@example.edu>... Remote protocol error: Connection reset by peer during result wait with example.edu', 'kijitora@example.edu'], ['550 <kijitora@example.org>... User unknown', 'kijitora@example.org']],
-    new RegExp(String.raw`^[45]\d\d <${A}>\.\.\.\s`), true, true),
+    [
+      ['554 <kijitora@example.edu>... Remote protocol error: Connection reset by peer during result wait with example.edu', 'kijitora@example.edu'],
+      ['550 <kijitora@example.org>... User unknown', 'kijitora@example.org'],
+    ],
+    new RegExp(String.raw`^[45]\d\d <${A}>\.\.\.\s`),
+    true,
+    true,
+  ),
   // Exim with routing detail: "  kijitora@example.jp (generated from neko@example.jp)"
   //   "  kijitora@example.jp <neko@example.jp>: ..."
   lead(
-    [['  kijitora@example.jp (generated from neko@example.jp)', 'kijitora@example.jp'], ['userunknown@example.jp: 550 5.1.1 <userunknown@example.jp>... User Unknown', 'userunknown@example.jp']],
-    new RegExp(String.raw`^\s{0,8}${A}\s*(?:\(generated from|\(expanded from|<[^>]+>:|:\s+\S)`)),
+    [
+      ['  kijitora@example.jp (generated from neko@example.jp)', 'kijitora@example.jp'],
+      ['userunknown@example.jp: 550 5.1.1 <userunknown@example.jp>... User Unknown', 'userunknown@example.jp'],
+    ],
+    new RegExp(String.raw`^\s{0,8}${A}\s*(?:\(generated from|\(expanded from|<[^>]+>:|:\s+\S)`),
+  ),
   // Exchange 2003: "kijitora@example.co.jp on Thu, 29 Apr 2007 16:51:51 -0500"
-  lead(
-    [['kijitora@example.co.jp on Thu, 29 Apr 2007 16:51:51 -0500', 'kijitora@example.co.jp']],
-    new RegExp(String.raw`^\s*${A}\s+on\s+\w{3},`)),
+  lead([['kijitora@example.co.jp on Thu, 29 Apr 2007 16:51:51 -0500', 'kijitora@example.co.jp']], new RegExp(String.raw`^\s*${A}\s+on\s+\w{3},`)),
   // Notes, Domino, mail.ru and others: "Recipient: <kijitora@example.jp>"
   //   "Failed recipient: kijitora@example.jp", "Original-Recipient: rfc822;kijitora@example.jp"
   // (a bare "To:" is not one: Exchange quotes the original's To: above the failed recipients)
   lead(
-    [['    Recipient: <kijitora@example.jp>', 'kijitora@example.jp'], [' recipient: error+1826111378@example.com', 'error+1826111378@example.com'], ['Failed recipient: kijitora@example.jp', 'kijitora@example.jp']],
+    [
+      ['    Recipient: <kijitora@example.jp>', 'kijitora@example.jp'],
+      [' recipient: error+1826111378@example.com', 'error+1826111378@example.com'],
+      ['Failed recipient: kijitora@example.jp', 'kijitora@example.jp'],
+    ],
     new RegExp(
       String.raw`^\s*(?:failed |final[- ]|original[- ]|intended |invalid )?(?:recipient(?:\(s\))?|addressee|e-?mail address)\s*:\s*(?:rfc822;\s*)?${A}\s*$`,
       'i',
@@ -84,16 +106,16 @@ export const NOTICE_LEADS: readonly LeadPattern[] = [
       ['The following message to <shironeko@example.co.jp> was undeliverable.', 'shironeko@example.co.jp'],
       ['    The mail server could not deliver mail to kijitora@example.net.  The account or domain may not exist', 'kijitora@example.net'],
     ],
-    new RegExp(
-      String.raw`(?:deliver(?:ing|ed)?|sen[dt]|message|mail|e-?mail) (?:\S+ ){0,4}to:?\s+${A}[.:,]?\s*(?:\(|$|was|is|has|could|failed|because|\.)`,
-      'i',
-    ),
+    new RegExp(String.raw`(?:deliver(?:ing|ed)?|sen[dt]|message|mail|e-?mail) (?:\S+ ){0,4}to:?\s+${A}[.:,]?\s*(?:\(|$|was|is|has|could|failed|because|\.)`, 'i'),
     false,
   ),
   // ezweb, KDDI, Japanese carriers: "<kijitora@ezweb.ne.jp>" inside a sentence in the text,
   // and SMTP transcripts: "RCPT TO:<kijitora@example.jp>"
   lead(
-    [['>>> RCPT TO:<kijitora@example.org>', 'kijitora@example.org'], ['    SMTP error from remote mail server after RCPT TO:<kijitora@example.jp>:', 'kijitora@example.jp']],
+    [
+      ['>>> RCPT TO:<kijitora@example.org>', 'kijitora@example.org'],
+      ['    SMTP error from remote mail server after RCPT TO:<kijitora@example.jp>:', 'kijitora@example.jp'],
+    ],
     new RegExp(String.raw`RCPT TO:\s*${A}`, 'i'),
   ),
   // Zoho: "kijitora@example.co.jp Invalid Address, ERROR_CODE :550, ERROR_CODE :5.1.1 ..."
@@ -130,7 +152,8 @@ export const ORIGINAL_MARKERS: readonly OriginalMarker[] = [
   {
     // DragonFly: "Message headers follow."   Exchange: "Original message headers:"
     examples: ['Message headers follow.', 'Original message headers:'],
-    pattern: /^[ \t]*(?:message headers follow|original message(?: headers)?(?: follows)?|below this line is a copy of the message|the original message headers|headers of the original message|unsent message below|returned message|the header of the original message)[.:]?[ \t]*$/i,
+    pattern:
+      /^[ \t]*(?:message headers follow|original message(?: headers)?(?: follows)?|below this line is a copy of the message|the original message headers|headers of the original message|unsent message below|returned message|the header of the original message)[.:]?[ \t]*$/i,
   },
   {
     // A header block at column 0: the quoted message started without a marker.

@@ -87,7 +87,10 @@ export function parseNotice(text: string, listed: string[], exclude: Set<string>
       return { address, index, strong: true, line: found?.line };
     });
   }
-  const starts = ordered.map((h) => h.index).filter((i) => i >= 0).sort((a, b) => a - b);
+  const starts = ordered
+    .map((h) => h.index)
+    .filter((i) => i >= 0)
+    .sort((a, b) => a - b);
   return ordered.map((h) => {
     if (h.index < 0) return { address: h.address, block: notice.slice(0, REPORT_LIMITS.classifyText) };
     if (h.line) return { address: h.address, block: h.line };

@@ -55,7 +55,10 @@ export function htmlToText(html: string): string {
   );
   // Markup is verbose: read up to four times the text we keep.
   parser.end(html.slice(0, REPORT_LIMITS.humanText * 4));
-  return out.join('').replace(/\u00a0/g, ' ').slice(0, REPORT_LIMITS.humanText);
+  return out
+    .join('')
+    .replace(/\u00a0/g, ' ')
+    .slice(0, REPORT_LIMITS.humanText);
 }
 
 function partText(part: MimePart): string {
@@ -96,7 +99,17 @@ function originalMessageId(parts: MimePart[], root: MimePart): { id: string | nu
 // The remote host's words are what classify; SES's code stands only when the reply has none.
 const SES_DIAGNOSTIC = /^([245]\.\d{1,3}\.\d{1,3}) - [^']*?(\d{3})-'([\s\S]*)'\s*\(delivery attempts: \d+\)/;
 
-function recipient(rules: TextRuleSet, address: string, action: string, diagnostic: string, status: string | null, remoteMta: string | null, context: string, diagnosticType: string | null = null, response = diagnostic): ReportRecipient {
+function recipient(
+  rules: TextRuleSet,
+  address: string,
+  action: string,
+  diagnostic: string,
+  status: string | null,
+  remoteMta: string | null,
+  context: string,
+  diagnosticType: string | null = null,
+  response = diagnostic,
+): ReportRecipient {
   let text = fold(diagnostic).slice(0, DIAGNOSTIC_LIMIT);
   const ses = SES_DIAGNOSTIC.exec(text);
   if (ses) {
@@ -123,7 +136,11 @@ function recipient(rules: TextRuleSet, address: string, action: string, diagnost
 
 function fromDsn(rules: TextRuleSet, list: DsnRecipient[], notice: string): ReportRecipient[] {
   const out: ReportRecipient[] = [];
-  const blocks = parseNotice(notice, list.map((r) => r.address).filter((a): a is string => a !== null), new Set());
+  const blocks = parseNotice(
+    notice,
+    list.map((r) => r.address).filter((a): a is string => a !== null),
+    new Set(),
+  );
   // First block per address, looked up once per recipient (a scan per recipient is quadratic).
   const blockOf = new Map<string, string>();
   for (const b of blocks) if (!blockOf.has(b.address.toLowerCase())) blockOf.set(b.address.toLowerCase(), b.block);
@@ -150,7 +167,10 @@ function fromDsn(rules: TextRuleSet, list: DsnRecipient[], notice: string): Repo
 
 function addressesOf(value: string | null): string[] {
   if (!value) return [];
-  return value.split(/[,;]/).map((v) => cleanAddress(v)).filter((a): a is string => a !== null);
+  return value
+    .split(/[,;]/)
+    .map((v) => cleanAddress(v))
+    .filter((a): a is string => a !== null);
 }
 
 function complaint(report: ParsedReport, feedbackType: string, addresses: string[]): ParsedReport {
@@ -163,7 +183,18 @@ function complaint(report: ParsedReport, feedbackType: string, addresses: string
     recipients: addresses
       .map((a) => cleanAddress(a))
       .filter((a): a is string => a !== null)
-      .map((address) => ({ address, originalRecipient: null, action: 'failed', status: '', smtpCode: null, bounceType: 'blocked', reason, diagnostic: '', response: '', remoteMta: null })),
+      .map((address) => ({
+        address,
+        originalRecipient: null,
+        action: 'failed',
+        status: '',
+        smtpCode: null,
+        bounceType: 'blocked',
+        reason,
+        diagnostic: '',
+        response: '',
+        remoteMta: null,
+      })),
   };
 }
 
@@ -186,7 +217,12 @@ function parse(raw: Buffer, rules: TextRuleSet, depth = 0): ParsedReport {
   }
 
   const ses = parseSesNotification(text);
-  if (ses?.type === 'complaint') return complaint(report, ses.feedbackType ?? 'abuse', ses.recipients.map((r) => r.address));
+  if (ses?.type === 'complaint')
+    return complaint(
+      report,
+      ses.feedbackType ?? 'abuse',
+      ses.recipients.map((r) => r.address),
+    );
   if (ses) {
     const list = ses.recipients.filter((r) => cleanAddress(r.address));
     return {

@@ -5,7 +5,6 @@ import type { Reason } from './reasons.ts';
 export { REASONS, type Reason, type Term, type TextRule } from './reasons.ts';
 export { TEXT_RULES } from './text-rules.ts';
 
-
 /**
  * Enhanced status codes (RFC 3463, RFC 7372, RFC 7505 and providers' extensions) and what they
  * mean. `decisive` codes say one precise thing and win over the text; the others are only used

@@ -20,8 +20,7 @@ export function looksLikeFailureNotice(top: Header[], text: string): boolean {
   const subject = decodeWords(header(top, 'subject') ?? '');
   const from = header(top, 'from') ?? '';
   const nullSender = /^<\s*>$/.test((header(top, 'return-path') ?? '').trim());
-  const score =
-    (NOTICE_SUBJECT.test(subject) ? 1 : 0) + (NOTICE_FROM.test(from) ? 1 : 0) + (nullSender ? 1 : 0) + (NOTICE_TEXT.test(text.slice(0, 4000)) ? 1 : 0);
+  const score = (NOTICE_SUBJECT.test(subject) ? 1 : 0) + (NOTICE_FROM.test(from) ? 1 : 0) + (nullSender ? 1 : 0) + (NOTICE_TEXT.test(text.slice(0, 4000)) ? 1 : 0);
   return score >= 2;
 }
 

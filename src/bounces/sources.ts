@@ -13,8 +13,7 @@ export const SOURCES = {
   rfc7505: 'RFC 7505, A "Null MX" No Service Resource Record',
   rfc2369: 'RFC 2369, The Use of URLs as Meta-Syntax for Core Mail List Commands (List-Unsubscribe)',
   rfc3834: 'RFC 3834, Recommendations for Automatic Responses to Electronic Mail',
-  sisimai:
-    "Sisimai's bounce reasons and the word lists behind them (libsisimai.org/en/reason; go-sisimai reason/why-*.go)",
+  sisimai: "Sisimai's bounce reasons and the word lists behind them (libsisimai.org/en/reason; go-sisimai reason/why-*.go)",
   gmail: 'Google Workspace Admin Help, "Gmail SMTP errors and codes" (support.google.com/a/answer/3726730)',
   gmailhelp: 'Gmail Help articles linked from its replies (support.google.com/mail/?p=...)',
   microsoft:

@@ -138,11 +138,4 @@ const PROVIDER_RULES: readonly TextRule[] = [
   }),
 ];
 
-export const TEXT_RULES: readonly TextRule[] = [
-  ...PROVIDER_RULES,
-  ...MAILBOX_STATE_RULES,
-  ...REFUSAL_RULES,
-  ...NOT_FOUND_RULES,
-  ...TRANSIENT_RULES,
-  ...GENERIC_RULES,
-];
+export const TEXT_RULES: readonly TextRule[] = [...PROVIDER_RULES, ...MAILBOX_STATE_RULES, ...REFUSAL_RULES, ...NOT_FOUND_RULES, ...TRANSIENT_RULES, ...GENERIC_RULES];

@@ -30,7 +30,11 @@ export const MAILBOX_STATE_RULES: readonly TextRule[] = [
       '452-4.2.2 The email account that you tried to reach is over quota. Please direct the recipient to https://support.google.com/mail/?p=OverQuotaTemp',
     ],
     terms: [
-      [/mail ?box (?:is |was )?(?:full|over|exceed)/, 'rfc3463 sisimai', 'lhost-amazonworkmail lhost-dragonfly lhost-exchange2007 lhost-exim lhost-gmail lhost-gmx lhost-imailserver lhost-kddi lhost-mailru lhost-opensmtpd lhost-outlook lhost-qmail lhost-receivingses lhost-yahoo rhost-aol rhost-outlook'],
+      [
+        /mail ?box (?:is |was )?(?:full|over|exceed)/,
+        'rfc3463 sisimai',
+        'lhost-amazonworkmail lhost-dragonfly lhost-exchange2007 lhost-exim lhost-gmail lhost-gmx lhost-imailserver lhost-kddi lhost-mailru lhost-opensmtpd lhost-outlook lhost-qmail lhost-receivingses lhost-yahoo rhost-aol rhost-outlook',
+      ],
       [/over ?quota/, 'sisimai gmail', 'lhost-mailfoundry lhost-messagingserver lhost-sendmail lhost-x2 lhost-x3'],
       [/quota (?:exceeded|full|violation)/, 'sisimai', 'lhost-postfix'],
       [/exceeds? (?:the )?(?:storage |mailbox |disk )?(?:quota|allocation)|exceeded storage allocation/, 'rfc5321 sisimai', ''],
@@ -75,7 +79,11 @@ export const MAILBOX_STATE_RULES: readonly TextRule[] = [
       '550 5.5.0 Le compte du destinataire est bloque. The recipient account is blocked. LPN007_426',
     ],
     terms: [
-      [/account (?:that you tried to reach )?(?:has been |is |was )?(?:disabled|suspended|discontinued|inactive|locked|deactivated|frozen)/, 'gmail sisimai', 'lhost-amazonses lhost-dragonfly lhost-ezweb lhost-postfix lhost-qmail rhost-google'],
+      [
+        /account (?:that you tried to reach )?(?:has been |is |was )?(?:disabled|suspended|discontinued|inactive|locked|deactivated|frozen)/,
+        'gmail sisimai',
+        'lhost-amazonses lhost-dragonfly lhost-ezweb lhost-postfix lhost-qmail rhost-google',
+      ],
       [/mail ?box (?:is |has been |currently )?(?:disabled|frozen|inactive|suspended|not active|locked)/, 'sisimai', 'lhost-postfix rhost-iua'],
       [/disabled (?:recipient|user|mailbox|account)/, 'rfc7372', 'lhost-sendmail'],
       [/(?:user|recipient) (?:\S+ )?(?:is )?(?:suspended|inactive|disabled|temporar(?:y|ily) locked)/, 'sisimai', 'lhost-amazonses lhost-dragonfly'],
@@ -202,7 +210,11 @@ export const REFUSAL_RULES: readonly TextRule[] = [
       [/\bsorbs\b/, '', 'lhost-amazonses'],
       [/client host (?:\[\S+\] )?(?:rejected|blocked)/, 'postfix', 'lhost-amazonses lhost-gmail rhost-franceptt'],
       [/banned sending ip/, 'microsoft sisimai', 'lhost-qmail rhost-microsoft'],
-      [/(?:ip|host|address) (?:address )?(?:\S+ )?(?:is |has been )?(?:listed|blocked|banned|blacklisted)/, 'sisimai', 'lhost-amazonses lhost-exim lhost-gmail lhost-sendmail'],
+      [
+        /(?:ip|host|address) (?:address )?(?:\S+ )?(?:is |has been )?(?:listed|blocked|banned|blacklisted)/,
+        'sisimai',
+        'lhost-amazonses lhost-exim lhost-gmail lhost-sendmail',
+      ],
       [/(?<!not )listed (?:in|on|at|by) (?:the )?\S*(?:bl|black|block|spam)/, 'sisimai', ''],
       [/your (?:ip|network|server) (?:address )?(?:is|has been) (?:blocked|rejected|banned)/, 'sisimai', ''],
       [/refused to talk to me/, 'postfix sisimai', ''],
@@ -252,7 +264,11 @@ export const REFUSAL_RULES: readonly TextRule[] = [
       [/unsolicited/, 'sisimai gmail', ''],
       [/bulk (?:e-?)?mail/, 'sisimai', ''],
       [/junk mail/, '', ''],
-      [/content rejected|message content|mail content denied|rejecting (?:mail|banned) content|unacceptable content/, 'sisimai', 'lhost-barracuda lhost-postfix lhost-sendmail rfc3464'],
+      [
+        /content rejected|message content|mail content denied|rejecting (?:mail|banned) content|unacceptable content/,
+        'sisimai',
+        'lhost-barracuda lhost-postfix lhost-sendmail rfc3464',
+      ],
       [/surbl|uribl/, 'sisimai', 'lhost-imailserver'],
       [/content filter/, 'sisimai', ''],
     ],
@@ -268,7 +284,11 @@ export const REFUSAL_RULES: readonly TextRule[] = [
       '550-Verification failed for <neko@example.jp>\n550-Unrouteable address\n550 Sender verify failed',
     ],
     terms: [
-      [/sender (?:address |domain )?(?:\S+ )?(?:rejected|denied|refused|blocked|invalid|not allowed|verify failed|unknown|is not allowed)/, 'sisimai exim', 'lhost-mailru lhost-messagingserver lhost-office365 lhost-qmail lhost-yahoo rhost-cox'],
+      [
+        /sender (?:address |domain )?(?:\S+ )?(?:rejected|denied|refused|blocked|invalid|not allowed|verify failed|unknown|is not allowed)/,
+        'sisimai exim',
+        'lhost-mailru lhost-messagingserver lhost-office365 lhost-qmail lhost-yahoo rhost-cox',
+      ],
       [/domain of sender/, 'sisimai sendmail', 'lhost-postfix lhost-sendmail'],
       [/sender domain (?:does not|must|is)/, 'sisimai', ''],
       [/sender address (?:does not|must)/, '', ''],
@@ -338,7 +358,11 @@ export const NOT_FOUND_RULES: readonly TextRule[] = [
       [/(?:host|domain)(?: name)? (?:\S+ )?not found/, 'postfix', 'lhost-dragonfly lhost-postfix lhost-sendmail rhost-aol'],
       [/no such domain/, 'sisimai', 'lhost-courier'],
       [/unknown (?:host|domain)/, 'sisimai', ''],
-      [/domain (?:name )?(?:does not exist|doesn't exist|is not reachable|not reachable|is invalid|must exist)/, 'sisimai', 'lhost-opensmtpd lhost-outlook rhost-outlook'],
+      [
+        /domain (?:name )?(?:does not exist|doesn't exist|is not reachable|not reachable|is invalid|must exist)/,
+        'sisimai',
+        'lhost-opensmtpd lhost-outlook rhost-outlook',
+      ],
       [/invalid domain/, '', 'lhost-amazonses'],
       [/unrouteable (?:mail )?domain/, 'exim', ''],
       [/name service error/, 'postfix', 'lhost-postfix rhost-aol'],
@@ -351,7 +375,11 @@ export const NOT_FOUND_RULES: readonly TextRule[] = [
   rule({
     signal: 'domain accepts no mail',
     reason: 'not_accept',
-    examples: ['550 Host does not accept mail', 'No mx record found for domain=example.org', '556 5.1.10 <kijitora@example.org>: Recipient address rejected: Domain example.org does not accept mail (nullMX)'],
+    examples: [
+      '550 Host does not accept mail',
+      'No mx record found for domain=example.org',
+      '556 5.1.10 <kijitora@example.org>: Recipient address rejected: Domain example.org does not accept mail (nullMX)',
+    ],
     terms: [
       [/does not accept (?:e-?)?mail/, 'rfc7504 sisimai', 'lhost-messagingserver lhost-sendmail'],
       [/accepts? no mail/, '', ''],
@@ -374,11 +402,19 @@ export const NOT_FOUND_RULES: readonly TextRule[] = [
       '553 Invalid recipient kijitora@example.org (Mode: normal)',
       '550 Requested action not taken: mailbox unavailable',
       '552 1 Requested mail action aborted, mailbox not found',
-      "550 Sorry, no mailbox here by that name. (#5.1.1)",
+      '550 Sorry, no mailbox here by that name. (#5.1.1)',
     ],
     terms: [
-      [/user ?unknown|user not known/, 'sisimai postfix sendmail', 'lhost-amavis lhost-amazonses lhost-amazonworkmail lhost-dragonfly lhost-exim lhost-ezweb lhost-gmail lhost-gmx lhost-mailmarshal lhost-mailru lhost-mcafee lhost-messagingserver lhost-mfilter lhost-mxlogic lhost-office365 lhost-opensmtpd lhost-postfix lhost-powermta lhost-qmail lhost-sendgrid lhost-sendmail lhost-trendmicro lhost-v5sendmail lhost-x5 lhost-yahoo lhost-yandex lhost-zoho rfc3464 rhost-aol rhost-gsuite rhost-outlook'],
-      [/unknown (?:user|recipient|address|mailbox|local[- ]?part|alias|e-?mail address)/, 'sisimai', 'lhost-exchange2003 lhost-office365 lhost-postfix lhost-sendmail rfc3464'],
+      [
+        /user ?unknown|user not known/,
+        'sisimai postfix sendmail',
+        'lhost-amavis lhost-amazonses lhost-amazonworkmail lhost-dragonfly lhost-exim lhost-ezweb lhost-gmail lhost-gmx lhost-mailmarshal lhost-mailru lhost-mcafee lhost-messagingserver lhost-mfilter lhost-mxlogic lhost-office365 lhost-opensmtpd lhost-postfix lhost-powermta lhost-qmail lhost-sendgrid lhost-sendmail lhost-trendmicro lhost-v5sendmail lhost-x5 lhost-yahoo lhost-yandex lhost-zoho rfc3464 rhost-aol rhost-gsuite rhost-outlook',
+      ],
+      [
+        /unknown (?:user|recipient|address|mailbox|local[- ]?part|alias|e-?mail address)/,
+        'sisimai',
+        'lhost-exchange2003 lhost-office365 lhost-postfix lhost-sendmail rfc3464',
+      ],
       [/no such (?:user|mailbox|recipient|account|address|person|local user)/, 'sisimai', 'lhost-v5sendmail lhost-verizon lhost-x3 rhost-messagelabs'],
       [/(?:user|mailbox|recipient|address|account|addressee) (?:\S+ )?(?:does not|doesn't|did not|not) exists?/, 'sisimai', 'lhost-receivingses'],
       [/(?:user|recipient|mailbox|address|account) (?:was |is )?not found/, 'sisimai', 'lhost-office365 lhost-postfix lhost-v5sendmail'],
@@ -442,7 +478,11 @@ export const TRANSIENT_RULES: readonly TextRule[] = [
     terms: [
       [/expired/, 'rfc3463 sisimai', 'lhost-amazonses lhost-amazonworkmail lhost-exchange2007 lhost-office365 lhost-opensmtpd'],
       [/retry (?:time|timeout|period)/, 'exim sisimai', 'lhost-exim lhost-mailru'],
-      [/timed? ?out/, 'sisimai', 'lhost-amazonses lhost-amazonworkmail lhost-exim lhost-mailru lhost-messagingserver lhost-postfix lhost-v5sendmail lhost-x2 lhost-yandex rfc3464'],
+      [
+        /timed? ?out/,
+        'sisimai',
+        'lhost-amazonses lhost-amazonworkmail lhost-exim lhost-mailru lhost-messagingserver lhost-postfix lhost-v5sendmail lhost-x2 lhost-yandex rfc3464',
+      ],
       [/unable to deliver in/, '', 'lhost-amazonses lhost-amazonworkmail'],
       [/could not be delivered (?:for|within)/, 'sisimai', 'lhost-sendmail'],
       [/giving up|gave up/, 'sisimai', 'lhost-dragonfly lhost-qmail lhost-yahoo'],

@@ -39,7 +39,10 @@ export class CliContext {
     const all = await tenancy.listWorkspaces();
     if (all.length === 1) return all[0]!;
     if (all.length === 0) throw new Error('There is no workspace yet; create one with: mailsvc workspace create NAME');
-    const names = all.slice(0, 10).map((w) => w.name).join(', ');
+    const names = all
+      .slice(0, 10)
+      .map((w) => w.name)
+      .join(', ');
     throw new Error(`There are ${all.length} workspaces (${names}${all.length > 10 ? ', ...' : ''}); name one with --workspace`);
   }
 

@@ -79,7 +79,8 @@ export const ConfigSchema = Type.Object(
         maxConnectionsPerAddress: Type.Integer({
           minimum: 1,
           default: 10,
-          description: 'connections one client address may hold on each port, TLS handshakes included; the one over it gets 421 (on tlsPort before the handshake: dropped)',
+          description:
+            'connections one client address may hold on each port, TLS handshakes included; the one over it gets 421 (on tlsPort before the handshake: dropped)',
         }),
         proxyProtocol: proxyProtocol('submission'),
         handshakeTimeoutMs: Type.Integer({
@@ -186,7 +187,7 @@ export const ConfigSchema = Type.Object(
           minimum: 1024,
           default: 12_582_912,
           description:
-            'bytes of one recipient\'s rendered text parts (tracked links, open pixel, unsubscribe URLs filled in); a message whose render could exceed it is refused with 422',
+            "bytes of one recipient's rendered text parts (tracked links, open pixel, unsubscribe URLs filled in); a message whose render could exceed it is refused with 422",
         }),
       },
       { additionalProperties: false, default: {} },
@@ -225,10 +226,7 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
-    retention: Type.Object(
-      { days: Type.Integer({ minimum: 1, default: 30 }) },
-      { additionalProperties: false, default: {} },
-    ),
+    retention: Type.Object({ days: Type.Integer({ minimum: 1, default: 30 }) }, { additionalProperties: false, default: {} }),
     log: Type.Object(
       {
         level: Type.Union(

@@ -149,9 +149,7 @@ async function prepareFields(row: MessageRow, content: FieldsContent, senderId: 
 }
 
 function splitAtMarkers(body: Buffer, markers: Partial<Record<Slot, string>>): (Buffer | Slot)[] {
-  const found = (Object.entries(markers) as [Slot, string][])
-    .map(([slot, m]) => ({ slot, m, at: body.indexOf(m, 0, 'latin1') }))
-    .sort((a, b) => a.at - b.at);
+  const found = (Object.entries(markers) as [Slot, string][]).map(([slot, m]) => ({ slot, m, at: body.indexOf(m, 0, 'latin1') })).sort((a, b) => a.at - b.at);
   const out: (Buffer | Slot)[] = [];
   let from = 0;
   for (const { slot, m, at } of found) {

@@ -25,9 +25,7 @@ export class FairScheduler {
   private waitingCount = 0;
   private starts = 0;
 
-  constructor(
-    private readonly options: { lightBytes?: number; budgetBytes?: number; changed?: (waiting: number) => void } = {},
-  ) {}
+  constructor(private readonly options: { lightBytes?: number; budgetBytes?: number; changed?: (waiting: number) => void } = {}) {}
 
   /** Tasks waiting for their turn (their rows are claimed but cost nothing yet). */
   get waiting(): number {

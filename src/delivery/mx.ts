@@ -86,9 +86,7 @@ export async function resolveDestination(domainInput: string, deps: DestinationD
     records = [];
   }
 
-  const named = records
-    .map((record) => ({ exchange: normalise(record.exchange), priority: record.priority }))
-    .filter((record) => record.exchange !== '');
+  const named = records.map((record) => ({ exchange: normalise(record.exchange), priority: record.priority })).filter((record) => record.exchange !== '');
   if (records.length > 0 && named.length === 0) {
     return {
       kind: 'permanent',

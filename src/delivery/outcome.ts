@@ -113,7 +113,12 @@ function plan(a: Attempt, deps: RecordDeps): { write: LeasedOutcome; finished: F
  */
 export async function recordVerdicts(tx: Tx, batch: Attempt[], deps: RecordDeps): Promise<Recorded[]> {
   const plans = batch.map((a) => plan(a, deps));
-  const held = await queueRepo.finishLeased(tx, deps.owner, plans.map((p) => p.write), deps.now);
+  const held = await queueRepo.finishLeased(
+    tx,
+    deps.owner,
+    plans.map((p) => p.write),
+    deps.now,
+  );
   const kept = plans.filter((p) => held.has(p.write.id));
   if (kept.length > 0) {
     await recordFinished(
@@ -125,4 +130,3 @@ export async function recordVerdicts(tx: Tx, batch: Attempt[], deps: RecordDeps)
   }
   return plans.map((p) => (held.has(p.write.id) ? p.recorded : { outcome: 'lease_lost' }));
 }
-

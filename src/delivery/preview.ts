@@ -31,7 +31,13 @@ export async function readMime(raw: Buffer): Promise<MessageSource> {
     available: true,
     headers: parsed.headerLines.map((h) => {
       const colon = h.line.indexOf(':');
-      return { name: h.line.slice(0, colon), value: h.line.slice(colon + 1).replace(/\r?\n[ \t]+/g, ' ').trim() };
+      return {
+        name: h.line.slice(0, colon),
+        value: h.line
+          .slice(colon + 1)
+          .replace(/\r?\n[ \t]+/g, ' ')
+          .trim(),
+      };
     }),
     html: typeof parsed.html === 'string' ? parsed.html : null,
     text: parsed.text ?? null,

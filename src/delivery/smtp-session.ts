@@ -59,9 +59,7 @@ export function failureFrom(err: NodemailerError, phase: Phase, host: string, ti
   const stage = stageOf(err, phase);
   const code = err.responseCode ?? replyCode(err.response);
   const response =
-    stage === 'timeout'
-      ? `Timed out after ${timeoutMs} ms waiting for ${host} (${phase === 'connect' ? 'connection setup' : phase})`
-      : (err.response ?? err.message);
+    stage === 'timeout' ? `Timed out after ${timeoutMs} ms waiting for ${host} (${phase === 'connect' ? 'connection setup' : phase})` : (err.response ?? err.message);
   const temporary = stage === 'tls' || stage === 'auth' || stage === 'timeout' || code === null || code < 500;
   return { ok: false, stage, code, response, host, temporary };
 }
@@ -184,11 +182,7 @@ export class SmtpSession {
     try {
       const eightBit = !isAscii(raw);
       const info = await this.settle<{ response: string }>((done) =>
-        this.connection.send(
-          { from: from === '' ? false : from, to, size: raw.length, use8BitMime: eightBit },
-          body,
-          (err, result) => done(err, result),
-        ),
+        this.connection.send({ from: from === '' ? false : from, to, size: raw.length, use8BitMime: eightBit }, body, (err, result) => done(err, result)),
       );
       socket()?.setTimeout(this.options.commandTimeoutMs);
       return { ok: true, code: replyCode(info.response) ?? 250, response: info.response, host: this.target.host };

@@ -23,7 +23,11 @@ const tools = require('mailauth/lib/tools') as {
   formatSignatureHeaderLine(type: 'DKIM', tags: SignatureTags, folded: boolean): string;
 };
 const { dkimBody } = require('mailauth/lib/dkim/body') as {
-  dkimBody(canonicalization: 'relaxed', algorithm: 'sha256', maxBodyLength: false): {
+  dkimBody(
+    canonicalization: 'relaxed',
+    algorithm: 'sha256',
+    maxBodyLength: false,
+  ): {
     update(chunk: Buffer): void;
     digest(encoding: 'base64'): string;
   };

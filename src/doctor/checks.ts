@@ -34,13 +34,21 @@ const dnsReason = (err: unknown) => (err instanceof DnsError ? err.code : (err a
 export async function checkHostname(hostname: string, dns: DoctorDns): Promise<Finding[]> {
   const check = 'hostname';
   if (!isFqdn(hostname)) {
-    return [problem(check, `server.hostname "${hostname}" is not a fully qualified domain name`, 'set server.hostname (MAILSVC_SERVER_HOSTNAME) to the public name of this machine, e.g. mail.example.com')];
+    return [
+      problem(
+        check,
+        `server.hostname "${hostname}" is not a fully qualified domain name`,
+        'set server.hostname (MAILSVC_SERVER_HOSTNAME) to the public name of this machine, e.g. mail.example.com',
+      ),
+    ];
   }
   let addresses: string[];
   try {
     addresses = await dns.resolve4(hostname);
   } catch (err) {
-    return [problem('hostname A record', `${hostname} has no A record (${dnsReason(err)})`, `publish an A record for ${hostname} pointing at this machine's public address`)];
+    return [
+      problem('hostname A record', `${hostname} has no A record (${dnsReason(err)})`, `publish an A record for ${hostname} pointing at this machine's public address`),
+    ];
   }
   const findings = [ok(check, `${hostname} resolves to ${addresses.join(', ')}`)];
   for (const address of addresses) {
@@ -48,11 +56,24 @@ export async function checkHostname(hostname: string, dns: DoctorDns): Promise<F
     try {
       names = (await dns.reverse(address)).map(lower);
     } catch (err) {
-      findings.push(problem('reverse DNS', `${address} has no PTR record (${dnsReason(err)})`, `ask the owner of ${address} (your hosting provider) to set its PTR record to ${hostname}`));
+      findings.push(
+        problem(
+          'reverse DNS',
+          `${address} has no PTR record (${dnsReason(err)})`,
+          `ask the owner of ${address} (your hosting provider) to set its PTR record to ${hostname}`,
+        ),
+      );
       continue;
     }
     if (names.includes(lower(hostname))) findings.push(ok('reverse DNS', `${address} points back to ${hostname}`));
-    else findings.push(problem('reverse DNS', `${address} points back to ${names.join(', ')}, not ${hostname}`, `set the PTR record of ${address} to ${hostname}, or server.hostname to ${names[0]}`));
+    else
+      findings.push(
+        problem(
+          'reverse DNS',
+          `${address} points back to ${names.join(', ')}, not ${hostname}`,
+          `set the PTR record of ${address} to ${hostname}, or server.hostname to ${names[0]}`,
+        ),
+      );
   }
   return findings;
 }
@@ -133,10 +154,16 @@ export async function checkDatabase(probeWrite: () => Promise<void>, pending: ()
   try {
     await probeWrite();
   } catch (err) {
-    return [problem('database', `cannot write: ${(err as Error).message}`, 'check database.connection, the permissions of the data directory, or the database user’s rights')];
+    return [
+      problem('database', `cannot write: ${(err as Error).message}`, 'check database.connection, the permissions of the data directory, or the database user’s rights'),
+    ];
   }
   const names = await pending();
-  if (names.length > 0) return [ok('database', 'writable'), problem('migrations', `${names.length} not applied: ${names.join(', ')}`, 'run mailsvc migrate (serve also applies them at start)')];
+  if (names.length > 0)
+    return [
+      ok('database', 'writable'),
+      problem('migrations', `${names.length} not applied: ${names.join(', ')}`, 'run mailsvc migrate (serve also applies them at start)'),
+    ];
   return [ok('database', 'writable'), ok('migrations', 'all applied')];
 }
 
@@ -157,7 +184,11 @@ export async function checkClock(url: string | null, nowMs: () => number, timeou
   // The header has whole seconds: compare with the middle of the request, allowing for both.
   const skew = (sent + received) / 2 - remote - 500;
   if (Math.abs(skew) / 1000 > maxSkewS) {
-    return problem(check, `${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? 'ahead of' : 'behind'} ${url}`, 'run NTP (e.g. systemd-timesyncd or chrony); DKIM signatures and retry times depend on the clock');
+    return problem(
+      check,
+      `${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? 'ahead of' : 'behind'} ${url}`,
+      'run NTP (e.g. systemd-timesyncd or chrony); DKIM signatures and retry times depend on the clock',
+    );
   }
   return ok(check, `within ${maxSkewS} s of ${url}`);
 }

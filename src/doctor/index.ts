@@ -56,7 +56,12 @@ async function checkDomains(db: Db, dns: DoctorDns, serverHostname: string): Pro
       const required = failed.filter(({ r }) => r.required);
       const check = `domain ${row.name}`;
       if (required.length > 0) {
-        return { check, status: 'problem', detail: required.map(({ c }) => c.problem).join('; '), fix: `publish the records \`mailsvc domain show ${row.name}\` lists, then run mailsvc domain verify ${row.name}` };
+        return {
+          check,
+          status: 'problem',
+          detail: required.map(({ c }) => c.problem).join('; '),
+          fix: `publish the records \`mailsvc domain show ${row.name}\` lists, then run mailsvc domain verify ${row.name}`,
+        };
       }
       const optional = failed.map(({ r }) => r.purpose);
       return { check, status: 'ok', detail: optional.length > 0 ? `required records match; optional ones missing: ${optional.join(', ')}` : 'every record matches' };
@@ -80,14 +85,13 @@ function certificate(config: Config, nowMs: number): Finding {
 export async function runDoctor(config: Config, options: DoctorOptions): Promise<Finding[]> {
   const dns = doctorDns(config);
   const hostname = config.server.hostname;
-  const [{ createDb }, { pendingMigrations }, { probeWrite }] = await Promise.all([
-    import('../store/db.ts'),
-    import('../store/migrate.ts'),
-    import('../store/probe.ts'),
-  ]);
+  const [{ createDb }, { pendingMigrations }, { probeWrite }] = await Promise.all([import('../store/db.ts'), import('../store/migrate.ts'), import('../store/probe.ts')]);
   const db = createDb(config.database);
   try {
-    const database = await checkDatabase(() => probeWrite(db), () => pendingMigrations(db));
+    const database = await checkDatabase(
+      () => probeWrite(db),
+      () => pendingMigrations(db),
+    );
     const tablesReady = database.every((f) => f.status === 'ok');
     const [host, outbound, domains, clock] = await Promise.all([
       checkHostname(hostname, dns),

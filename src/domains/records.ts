@@ -39,12 +39,7 @@ export function returnPathDomain(domain: { name: string; return_path_verified: b
   return domain.return_path_verified ? returnPathHost(domain.name) : globalDomain;
 }
 
-export function domainRecords(input: {
-  domain: string;
-  selector: string;
-  dkimPublicKey: string;
-  serverHostname: string;
-}): DnsRecordSpec[] {
+export function domainRecords(input: { domain: string; selector: string; dkimPublicKey: string; serverHostname: string }): DnsRecordSpec[] {
   const { domain, selector, dkimPublicKey, serverHostname } = input;
   const bounces = returnPathHost(domain);
   return [

@@ -86,9 +86,7 @@ export class DomainService {
   /** By id or name; anything outside the scope is simply not found. */
   async get(scope: Scope, idOrName: number | string): Promise<DomainRow> {
     const row =
-      typeof idOrName === 'number'
-        ? await domainsRepo.byId(this.deps.db, idOrName)
-        : await domainsRepo.byName(this.deps.db, normaliseDomainName(idOrName) ?? idOrName);
+      typeof idOrName === 'number' ? await domainsRepo.byId(this.deps.db, idOrName) : await domainsRepo.byName(this.deps.db, normaliseDomainName(idOrName) ?? idOrName);
     if (!row) throw notFound();
     if (scope && (row.workspace_id !== scope.workspaceId || (scope.domain && scope.domain !== row.name))) throw notFound();
     return row;

@@ -30,9 +30,7 @@ function matchTxt(record: DnsRecordSpec, found: string[]): RecordCheck {
     return { verified: false, problem: `${label} publishes a different key (p=${short(keys[0])}); expected p=${short(want!)}` };
   }
   if (record.purpose === 'dmarc') {
-    return found.some((t) => /^v=dmarc1\b/i.test(t.trim()))
-      ? { verified: true, problem: null }
-      : { verified: false, problem: `${label} has no v=DMARC1 record` };
+    return found.some((t) => /^v=dmarc1\b/i.test(t.trim())) ? { verified: true, problem: null } : { verified: false, problem: `${label} has no v=DMARC1 record` };
   }
   if (found.some((t) => squash(t) === squash(record.value))) return { verified: true, problem: null };
   const spf = found.find((t) => /^v=spf1\b/i.test(t.trim()));
@@ -58,7 +56,10 @@ export async function checkRecords(records: DnsRecordSpec[], dns: DnsResolver): 
           const want = record.value.toLowerCase();
           return mx.some((m) => m.exchange.toLowerCase().replace(/\.$/, '') === want)
             ? { verified: true, problem: null }
-            : { verified: false, problem: `${record.purpose}: MX ${record.name} points to ${mx.map((m) => m.exchange).join(', ') || 'nothing'}; expected ${record.value}` };
+            : {
+                verified: false,
+                problem: `${record.purpose}: MX ${record.name} points to ${mx.map((m) => m.exchange).join(', ') || 'nothing'}; expected ${record.value}`,
+              };
         }
         const txt = (await dns.resolveTxt(record.name)).map((chunks) => chunks.join(''));
         return matchTxt(record, txt);

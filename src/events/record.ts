@@ -2,9 +2,7 @@ import type { Statement, Tx } from '../store/db.ts';
 import { eventsRepo } from '../store/events.ts';
 import { iso } from '../core/time.ts';
 
-export const EVENT_NAMES = [
-  'email.delivered', 'email.bounced', 'email.opened', 'email.clicked', 'email.complained', 'email.unsubscribed',
-] as const;
+export const EVENT_NAMES = ['email.delivered', 'email.bounced', 'email.opened', 'email.clicked', 'email.complained', 'email.unsubscribed'] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
 export type BounceType = 'permanent' | 'transient' | 'blocked';

@@ -55,7 +55,10 @@ const none = (outcome: InboundOutcome, summary: string): Plan => ({ outcome, eff
 const NAMED_SHOWN = 5;
 function named(addresses: string[]): string {
   if (addresses.length === 0) return 'nobody';
-  const shown = addresses.slice(0, NAMED_SHOWN).map((a) => a.slice(0, 254)).join(', ');
+  const shown = addresses
+    .slice(0, NAMED_SHOWN)
+    .map((a) => a.slice(0, 254))
+    .join(', ');
   if (addresses.length <= NAMED_SHOWN) return shown;
   return `${addresses.length} addresses (${shown} and ${addresses.length - NAMED_SHOWN} more)`;
 }
@@ -111,7 +114,11 @@ function complaintPlan(report: ParsedReport, pinned: RecipientRow, ctx: PlanCont
   const type = report.feedbackType ?? 'other';
   const optOut = type === 'opt-out';
   if (!optOut && !COMPLAINT_TYPES.has(type)) return none('no_effect', `feedback type ${type}: stored, no event`);
-  const row = matchRow(report.recipients.map((r) => r.address), pinned, true);
+  const row = matchRow(
+    report.recipients.map((r) => r.address),
+    pinned,
+    true,
+  );
   const rows = row ? [row] : [];
   if (rows.length === 0) {
     return none('no_effect', `complaint names ${named(report.recipients.map((r) => r.address))}, not a recipient it proves`);

@@ -42,7 +42,10 @@ export function splitAddress(address: string): { local: string; domain: string }
   const at = address.lastIndexOf('@');
   if (at <= 0 || at === address.length - 1) return null;
   const local = address.slice(0, at);
-  const domain = address.slice(at + 1).toLowerCase().replace(/\.$/, '');
+  const domain = address
+    .slice(at + 1)
+    .toLowerCase()
+    .replace(/\.$/, '');
   if (ROUTING.test(local) || address.startsWith('@')) return 'routing';
   if (!/^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/.test(domain)) return null;
   return { local, domain };

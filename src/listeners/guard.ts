@@ -87,7 +87,10 @@ export function addressMatcher(entries: readonly string[]): (ip: string | undefi
   };
 }
 
-const sessionId = () => BigInt(`0x${randomBytes(10).toString('hex')}`).toString(32).padStart(16, '0');
+const sessionId = () =>
+  BigInt(`0x${randomBytes(10).toString('hex')}`)
+    .toString(32)
+    .padStart(16, '0');
 
 export function guardListener(target: unknown, options: ListenerGuardOptions): void {
   const server = target as GuardableServer;

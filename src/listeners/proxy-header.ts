@@ -48,7 +48,10 @@ function readV1(data: Buffer): ProxyHeaderRead {
   const lf = data.subarray(0, V1_MAX).indexOf(0x0a);
   if (lf < 0) return data.length >= V1_MAX ? { problem: 'PROXY v1 line over 107 bytes' } : 'incomplete';
   if (lf === 0 || data[lf - 1] !== 0x0d) return { problem: 'PROXY v1 line does not end in CRLF' };
-  const parts = data.subarray(0, lf - 1).toString('latin1').split(' ');
+  const parts = data
+    .subarray(0, lf - 1)
+    .toString('latin1')
+    .split(' ');
   const length = lf + 1;
   if (parts[1] === 'UNKNOWN') return { length, client: null };
   if (parts.length !== 6) return { problem: 'PROXY v1 line is not PROXY TCP4|TCP6 source destination sport dport' };

@@ -58,7 +58,9 @@ export async function recordReported(
 ): Promise<EventPayload> {
   const final = outcome.status !== null;
   if (final) await setStatus(tx, t, outcome.status!, { last_response: provider.response, last_mx: provider.reporting_mta, ...patch });
-  const [payload] = await recordFinished(tx, final ? [] : [t.message.id], [{ t, name: outcome.name, provider, bounceType: outcome.bounceType }], { messagesLocked: final });
+  const [payload] = await recordFinished(tx, final ? [] : [t.message.id], [{ t, name: outcome.name, provider, bounceType: outcome.bounceType }], {
+    messagesLocked: final,
+  });
   return payload!;
 }
 

@@ -22,7 +22,11 @@ export class MessageQueries {
     const row = await this.visible(principal, id);
     const recipients = await messagesRepo.recipients(this.deps.db, id);
     const events = await eventsRepo.payloadsOf(this.deps.db, id);
-    return messageDetail(row, recipients, events.map((payload) => JSON.parse(payload)));
+    return messageDetail(
+      row,
+      recipients,
+      events.map((payload) => JSON.parse(payload)),
+    );
   }
 
   list(principal: Principal, filter: Omit<MessageFilter, 'workspaceId' | 'domain'>): Promise<MessageRow[]> {

@@ -48,12 +48,23 @@ export interface NormalisedMessage {
 }
 
 /** Header names the service writes itself; compared case-insensitively. */
-const RESERVED_HEADERS = new Set(
-  [
-    'from', 'to', 'cc', 'bcc', 'subject', 'date', 'message-id', 'sender', 'reply-to', 'return-path',
-    'dkim-signature', 'mime-version', 'feedback-id', 'list-unsubscribe', 'list-unsubscribe-post',
-  ],
-);
+const RESERVED_HEADERS = new Set([
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'subject',
+  'date',
+  'message-id',
+  'sender',
+  'reply-to',
+  'return-path',
+  'dkim-signature',
+  'mime-version',
+  'feedback-id',
+  'list-unsubscribe',
+  'list-unsubscribe-post',
+]);
 const FIELD_NAME = /^[!-9;-~]+$/; // RFC 5322 §3.6.8: printable US-ASCII except colon
 const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
 // Checked after whitespace is removed: a class holding line breaks next to a trailing `\s*`
@@ -138,7 +149,11 @@ export function validateSend(input: SendInput, now: number): NormalisedMessage {
 
   const seen = new Set<string>();
   const recipients: NormalisedMessage['recipients'] = [];
-  for (const [kind, boxes] of [['to', to], ['cc', cc], ['bcc', bcc]] as const) {
+  for (const [kind, boxes] of [
+    ['to', to],
+    ['cc', cc],
+    ['bcc', bcc],
+  ] as const) {
     for (const m of boxes) {
       const key = m.address.toLowerCase();
       if (seen.has(key)) continue;
@@ -151,7 +166,11 @@ export function validateSend(input: SendInput, now: number): NormalisedMessage {
   }
 
   return {
-    from, to, cc, bcc, replyTo,
+    from,
+    to,
+    cc,
+    bcc,
+    replyTo,
     subject: input.subject,
     content: { kind: 'fields', html: input.html ?? null, text: input.text ?? null, headers: headers(input.headers), attachments: files },
     tags: tags(input.tags),

@@ -8,7 +8,10 @@ function prefix64(ip: string): string | null {
   const left = groups(head);
   const right = groups(tail);
   const full = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
-  return `${full.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${full
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /**

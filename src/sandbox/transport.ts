@@ -42,7 +42,14 @@ export function createSandboxTransport(deps: SandboxTransportDeps): SandboxTrans
       const id = verpRecipientId(verp, req.envelope.from);
       const found = id === null ? null : await inboundRepo.recipientWithMessage(db, Number(id));
       if (!found) {
-        return { ok: false, stage: 'mail', code: 451, response: '451 4.3.0 Sandbox: the envelope sender names no recipient of ours', host: SANDBOX_HOST, temporary: true };
+        return {
+          ok: false,
+          stage: 'mail',
+          code: 451,
+          response: '451 4.3.0 Sandbox: the envelope sender names no recipient of ours',
+          host: SANDBOX_HOST,
+          temporary: true,
+        };
       }
       const { message, recipient } = found;
       const at = deps.clock.now();

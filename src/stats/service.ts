@@ -9,7 +9,13 @@ const DAY_MS = 86_400_000;
 const MAX_DAYS = 90;
 
 export const BOUNCE_TYPES = ['permanent', 'transient', 'blocked'] as const;
-const COUNTED = { 'email.delivered': 'delivered', 'email.complained': 'complained', 'email.opened': 'opened', 'email.clicked': 'clicked', 'email.unsubscribed': 'unsubscribed' } as const;
+const COUNTED = {
+  'email.delivered': 'delivered',
+  'email.complained': 'complained',
+  'email.opened': 'opened',
+  'email.clicked': 'clicked',
+  'email.unsubscribed': 'unsubscribed',
+} as const;
 
 export interface DayStats {
   day: string;
@@ -24,7 +30,15 @@ export interface DayStats {
 }
 
 const empty = (day: string, stream: string): DayStats => ({
-  day, stream, sent: 0, delivered: 0, bounced: { permanent: 0, transient: 0, blocked: 0 }, complained: 0, opened: 0, clicked: 0, unsubscribed: 0,
+  day,
+  stream,
+  sent: 0,
+  delivered: 0,
+  bounced: { permanent: 0, transient: 0, blocked: 0 },
+  complained: 0,
+  opened: 0,
+  clicked: 0,
+  unsubscribed: 0,
 });
 
 /** What the overview shows: outcomes per day and stream, and the queue now. */
@@ -73,6 +87,14 @@ export class StatsService {
       oldest_deferred_since: oldestDeferredSince === null ? null : iso(oldestDeferredSince),
       oldest_deferred_age_seconds: oldestDeferredSince === null ? null : Math.max(0, Math.floor((now - oldestDeferredSince) / 1000)),
       next_retry_at: nextRetryAt === null ? null : iso(nextRetryAt),
-    } as { scheduled: number; queued: number; sending: number; deferred: number; oldest_deferred_since: string | null; oldest_deferred_age_seconds: number | null; next_retry_at: string | null };
+    } as {
+      scheduled: number;
+      queued: number;
+      sending: number;
+      deferred: number;
+      oldest_deferred_since: string | null;
+      oldest_deferred_age_seconds: number | null;
+      next_retry_at: string | null;
+    };
   }
 }

@@ -26,7 +26,9 @@ function liveKey(db: Conn, where: Record<string, string | number>): Promise<Auth
 
 export const apiKeys = {
   async insert(db: Conn, row: Omit<ApiKeyRow, 'id' | 'revoked_at'>): Promise<ApiKeyRow> {
-    const [inserted] = await db('api_keys').insert({ ...row, revoked_at: null }).returning('id');
+    const [inserted] = await db('api_keys')
+      .insert({ ...row, revoked_at: null })
+      .returning('id');
     return { ...row, revoked_at: null, id: insertedId(inserted) };
   },
   /** The live key with this hash, joined with its workspace's limits. */

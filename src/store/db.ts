@@ -245,8 +245,7 @@ function combined(statements: Statement[]): { sql: string; bindings: Knex.RawBin
 }
 
 /** The id from `insert(...).returning('id')`: PostgreSQL gives `{id}`, SQLite the bare value. */
-export const insertedId = (row: unknown): number =>
-  typeof row === 'object' && row !== null ? (row as { id: number }).id : (row as number);
+export const insertedId = (row: unknown): number => (typeof row === 'object' && row !== null ? (row as { id: number }).id : (row as number));
 
 /** SQLite returns 0/1 for booleans. */
 export const bool = (v: unknown): boolean => v === true || v === 1 || v === '1';

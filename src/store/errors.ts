@@ -1,6 +1,9 @@
 /** Storage failures a capability may act on, whatever the database said them in. */
 export class DuplicateKeyError extends Error {
-  constructor(readonly table: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly table: string,
+    options?: { cause?: unknown },
+  ) {
     super(`A row with the same key already exists in ${table}`, options);
     this.name = 'DuplicateKeyError';
   }

@@ -71,7 +71,10 @@ export const eventsRepo = {
   },
   /** A message's event payloads in the order they happened. */
   async payloadsOf(db: Conn, emailId: number): Promise<string[]> {
-    const rows: { payload: string }[] = await db('events').where({ email_id: emailId }).orderBy([{ column: 'occurred_at' }, { column: 'id' }]).select('payload');
+    const rows: { payload: string }[] = await db('events')
+      .where({ email_id: emailId })
+      .orderBy([{ column: 'occurred_at' }, { column: 'id' }])
+      .select('payload');
     return rows.map((r) => r.payload);
   },
   /**

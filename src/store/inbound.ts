@@ -53,11 +53,9 @@ export const inboundRepo = {
     return message ? { message, recipient } : null;
   },
   /** Messages whose Message-ID header is exactly `header` (at most two: more is ambiguous anyway). */
-  messagesByMessageId: (db: Conn, header: string): Promise<MessageRow[]> =>
-    db('messages').where({ message_id_header: header }).orderBy('id').limit(2),
+  messagesByMessageId: (db: Conn, header: string): Promise<MessageRow[]> => db('messages').where({ message_id_header: header }).orderBy('id').limit(2),
   /** The first `limit` recipient rows of a message (two tell whether it had exactly one). */
-  recipientsOf: (db: Conn, messageId: number, limit: number): Promise<RecipientRow[]> =>
-    db('recipients').where({ message_id: messageId }).orderBy('id').limit(limit),
+  recipientsOf: (db: Conn, messageId: number, limit: number): Promise<RecipientRow[]> => db('recipients').where({ message_id: messageId }).orderBy('id').limit(limit),
   /** Raw bytes stored for reports from `remoteIp` received at or after `since`. */
   async bytesStoredSince(db: Conn, remoteIp: string, since: number): Promise<number> {
     const row = await db('inbound_reports').where({ remote_ip: remoteIp }).andWhere('received_at', '>=', since).sum({ total: 'stored_bytes' }).first();

@@ -11,8 +11,7 @@ import { MESSAGE_STATUS_OTHERWISE, MESSAGE_STATUS_RULE, statusChangesOnMove, typ
 const quoted = (statuses: readonly string[]) => statuses.map((s) => `'${s}'`).join(', ');
 // One count per status, shared by the lines that name it: the database computes each once.
 const count = (status: string) => `coalesce(sum(case when r.status = '${status}' then 1 else 0 end), 0)`;
-const holds = (clause: StatusClause) =>
-  'any' in clause ? `${clause.any.map(count).join(' + ')} > 0` : `count(*) - ${clause.only.map(count).join(' - ')} = 0`;
+const holds = (clause: StatusClause) => ('any' in clause ? `${clause.any.map(count).join(' + ')} > 0` : `count(*) - ${clause.only.map(count).join(' - ')} = 0`);
 const DERIVED = `(select case
     ${MESSAGE_STATUS_RULE.map((clause) => `when ${holds(clause)} then '${clause.then}'`).join('\n    ')}
     else '${MESSAGE_STATUS_OTHERWISE}' end
@@ -56,7 +55,10 @@ export async function deriveMessageStatuses(tx: Tx, messageIds: Iterable<number>
  */
 export const lockedStatusDerivations = (tx: Tx, messageIds: Iterable<number>): Statement[] => chunksOf(messageIds).map((chunk) => derivation(tx, chunk));
 
-const derivation = (tx: Tx, ids: number[]): Statement => tx('messages').whereIn('id', ids).update({ status: derivedStatus(tx) });
+const derivation = (tx: Tx, ids: number[]): Statement =>
+  tx('messages')
+    .whereIn('id', ids)
+    .update({ status: derivedStatus(tx) });
 
 /** Distinct ids in ascending order, 500 to a statement. */
 function chunksOf(messageIds: Iterable<number>): number[][] {

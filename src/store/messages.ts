@@ -178,7 +178,10 @@ export const messagesRepo = {
     for (let i = 0; i < named.length; i += ROWS_PER_INSERT) {
       const chunk = named.slice(i, i + ROWS_PER_INSERT);
       await tx('messages')
-        .whereIn('id', chunk.map(([id]) => id))
+        .whereIn(
+          'id',
+          chunk.map(([id]) => id),
+        )
         .update({ message_id_header: tx.raw(`case id ${chunk.map(() => 'when ? then ?').join(' ')} end`, chunk.flat()) });
     }
     await runTogether(tx, alongside);

@@ -94,7 +94,10 @@ export const queueRepo = {
         .whereIn('status', CLAIMABLE)
         .update({ status: 'sending', lease_owner: req.owner, lease_until: leaseUntil, due_at: leaseUntil, updated_at: req.now })
         .returning('*');
-      await deriveMessageStatuses(tx, rows.map((r) => r.message_id));
+      await deriveMessageStatuses(
+        tx,
+        rows.map((r) => r.message_id),
+      );
       return rows;
     });
   },
@@ -112,7 +115,9 @@ export const queueRepo = {
       const mine = db('recipients').whereIn('id', chunk).where({ lease_owner: owner, status: 'sending' });
       if (isPg(db)) mine.select('id').forUpdate().skipLocked();
       held += isPg(db)
-        ? await db('recipients').whereIn('id', mine).update({ lease_until: now + leaseMs, due_at: now + leaseMs })
+        ? await db('recipients')
+            .whereIn('id', mine)
+            .update({ lease_until: now + leaseMs, due_at: now + leaseMs })
         : await mine.update({ lease_until: now + leaseMs, due_at: now + leaseMs });
     }
     return held;
@@ -206,8 +211,12 @@ export const queueRepo = {
         messageIds.push(...rows.map((r) => r.message_id));
         const base = () => tx('recipients').whereIn('id', chunk).where({ lease_owner: owner, status: 'sending' });
         const clear = { due_at: now, lease_owner: null, lease_until: null, updated_at: now };
-        released += await base().where('attempts', '>', 0).update({ ...clear, status: 'deferred' });
-        released += await base().where('attempts', 0).update({ ...clear, status: 'queued' });
+        released += await base()
+          .where('attempts', '>', 0)
+          .update({ ...clear, status: 'deferred' });
+        released += await base()
+          .where('attempts', 0)
+          .update({ ...clear, status: 'queued' });
       }
       await deriveMessageStatuses(tx, messageIds);
       return released;
@@ -224,16 +233,29 @@ export const queueRepo = {
   async releaseScheduled(db: Db, now: number, chunk = 100, maxChunks = Infinity): Promise<number> {
     let released = 0;
     for (let chunks = 1; ; chunks++) {
-      const n = isPg(db) ? await releaseChunkPg(db, now, chunk) : await db.transaction(async (tx) => {
-        const due: { id: number; message_id: number }[] = await tx('recipients').where({ status: 'scheduled' }).where('due_at', '<=', now).orderBy('due_at').limit(chunk).select('id', 'message_id');
-        if (due.length === 0) return 0;
-        const changed = await tx('recipients')
-          .whereIn('id', due.map((r) => r.id))
-          .where({ status: 'scheduled' })
-          .update({ status: 'queued', updated_at: now });
-        await deriveMessageStatuses(tx, due.map((r) => r.message_id));
-        return changed;
-      });
+      const n = isPg(db)
+        ? await releaseChunkPg(db, now, chunk)
+        : await db.transaction(async (tx) => {
+            const due: { id: number; message_id: number }[] = await tx('recipients')
+              .where({ status: 'scheduled' })
+              .where('due_at', '<=', now)
+              .orderBy('due_at')
+              .limit(chunk)
+              .select('id', 'message_id');
+            if (due.length === 0) return 0;
+            const changed = await tx('recipients')
+              .whereIn(
+                'id',
+                due.map((r) => r.id),
+              )
+              .where({ status: 'scheduled' })
+              .update({ status: 'queued', updated_at: now });
+            await deriveMessageStatuses(
+              tx,
+              due.map((r) => r.message_id),
+            );
+            return changed;
+          });
       released += n;
       if (n < chunk || chunks >= maxChunks) return released;
     }
@@ -258,7 +280,15 @@ export const queueRepo = {
       byStatus,
       byDestination: destinations.map((d) => ({ domain: d.domain, status: d.status, count: Number(d.count) })),
       oldestDeferred: oldest
-        ? { id: oldest.id, email_id: oldest.message_id, address: oldest.address, due_at: Number(oldest.due_at), first_due_at: oldest.first_due_at === null ? null : Number(oldest.first_due_at), attempts: oldest.attempts, last_response: oldest.last_response }
+        ? {
+            id: oldest.id,
+            email_id: oldest.message_id,
+            address: oldest.address,
+            due_at: Number(oldest.due_at),
+            first_due_at: oldest.first_due_at === null ? null : Number(oldest.first_due_at),
+            attempts: oldest.attempts,
+            last_response: oldest.last_response,
+          }
         : null,
     };
   },
@@ -266,14 +296,21 @@ export const queueRepo = {
   /** Unfinished rows by status, for the queue gauge (served by the status index). */
   async unfinishedCounts(db: Conn): Promise<Record<string, number>> {
     const out: Record<string, number> = Object.fromEntries(unfinished.map((s) => [s, 0]));
-    const counts: { status: string; count: number | string }[] = await db('recipients').whereIn('status', unfinished).groupBy('status').select('status').count({ count: '*' });
+    const counts: { status: string; count: number | string }[] = await db('recipients')
+      .whereIn('status', unfinished)
+      .groupBy('status')
+      .select('status')
+      .count({ count: '*' });
     for (const c of counts) out[c.status] = Number(c.count);
     return out;
   },
 
   /** Unfinished rows, those due soonest first. */
   async list(db: Conn, f: QueueListFilter): Promise<RecipientRow[]> {
-    const q = db('recipients').whereIn('status', f.status?.length ? f.status : unfinished).orderBy([{ column: 'due_at' }, { column: 'id' }]).limit(f.limit);
+    const q = db('recipients')
+      .whereIn('status', f.status?.length ? f.status : unfinished)
+      .orderBy([{ column: 'due_at' }, { column: 'id' }])
+      .limit(f.limit);
     if (f.domain) q.where({ domain: f.domain.toLowerCase() });
     if (f.messageId !== undefined) q.where({ message_id: f.messageId });
     return q;

@@ -61,7 +61,9 @@ export const rateLimits = {
 
   /** Buckets older than the longest window count for nothing. */
   async prune(db: Db, nowMs: number): Promise<number> {
-    return db('rate_limit_buckets').where('second', '<=', Math.floor(nowMs / 1000) - HOUR).delete();
+    return db('rate_limit_buckets')
+      .where('second', '<=', Math.floor(nowMs / 1000) - HOUR)
+      .delete();
   },
 };
 

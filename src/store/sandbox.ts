@@ -25,8 +25,21 @@ export interface SandboxMessageRow {
 export type SandboxSummaryRow = Omit<SandboxMessageRow, 'raw'>;
 
 const SUMMARY_COLUMNS = [
-  'id', 'workspace_id', 'domain', 'email_id', 'recipient_id', 'mail_from', 'rcpt_to', 'message_id', 'subject',
-  'outcome', 'response', 'dkim_result', 'dkim_detail', 'size', 'captured_at',
+  'id',
+  'workspace_id',
+  'domain',
+  'email_id',
+  'recipient_id',
+  'mail_from',
+  'rcpt_to',
+  'message_id',
+  'subject',
+  'outcome',
+  'response',
+  'dkim_result',
+  'dkim_detail',
+  'size',
+  'captured_at',
 ];
 
 export interface SandboxFilter {

@@ -70,7 +70,10 @@ export const suppressionsRepo = {
   amongQuery: (db: Conn, workspaceId: number, stream: Stream, addresses: string[]) =>
     db('suppressions')
       .where({ workspace_id: workspaceId, stream })
-      .whereIn('address', addresses.map((a) => a.toLowerCase()))
+      .whereIn(
+        'address',
+        addresses.map((a) => a.toLowerCase()),
+      )
       .select('address'),
   list(db: Conn, f: SuppressionFilter): Promise<SuppressionRow[]> {
     const q = db('suppressions').where({ workspace_id: f.workspaceId }).orderBy('id').limit(f.limit);

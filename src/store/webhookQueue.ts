@@ -1,6 +1,15 @@
 import type { Knex } from 'knex';
 import { isPg, type Conn, type Db, type Tx } from './db.ts';
-import { outboxRow, subscribed, webhooksRepo, type EndpointStatus, type OutboxEvent, type WebhookAttemptRow, type WebhookDeliveryRow, type WebhookEndpointRow } from './webhooks.ts';
+import {
+  outboxRow,
+  subscribed,
+  webhooksRepo,
+  type EndpointStatus,
+  type OutboxEvent,
+  type WebhookAttemptRow,
+  type WebhookDeliveryRow,
+  type WebhookEndpointRow,
+} from './webhooks.ts';
 
 /**
  * The webhook dispatcher's queue. The unit a dispatcher claims is an endpoint, under a lease
@@ -64,7 +73,11 @@ export const webhookQueue = {
       const inserted: WebhookDeliveryRow[] = await tx('webhook_deliveries').insert(chunk).returning('*');
       const skipped = inserted.filter((r) => r.status === 'skipped');
       for (const at of new Set(skipped.map((r) => Number(r.created_at)))) {
-        await webhooksRepo.logSkipped(tx, skipped.filter((r) => Number(r.created_at) === at), at);
+        await webhooksRepo.logSkipped(
+          tx,
+          skipped.filter((r) => Number(r.created_at) === at),
+          at,
+        );
       }
     }
     return rows.length;
@@ -110,7 +123,10 @@ export const webhookQueue = {
    */
   async renewEndpoints(db: Conn, owner: string, ids: number[], now: number, leaseMs: number): Promise<number> {
     let renewed = 0;
-    for (const id of ids) renewed += await db('webhook_endpoints').where({ id, lease_owner: owner }).update({ lease_until: now + leaseMs });
+    for (const id of ids)
+      renewed += await db('webhook_endpoints')
+        .where({ id, lease_owner: owner })
+        .update({ lease_until: now + leaseMs });
     return renewed;
   },
 
@@ -119,12 +135,10 @@ export const webhookQueue = {
   },
 
   /** The endpoint as it is now, if `owner` still holds its lease. */
-  leased: (db: Conn, owner: string, id: number): Promise<WebhookEndpointRow | undefined> =>
-    db('webhook_endpoints').where({ id, lease_owner: owner }).first(),
+  leased: (db: Conn, owner: string, id: number): Promise<WebhookEndpointRow | undefined> => db('webhook_endpoints').where({ id, lease_owner: owner }).first(),
 
   /** Pending deliveries of an endpoint due by `now`, oldest first. */
-  due: (db: Conn, endpointId: number, now: number, limit: number): Promise<DueDelivery[]> =>
-    pendingOf(db, endpointId).where('d.due_at', '<=', now).limit(limit),
+  due: (db: Conn, endpointId: number, now: number, limit: number): Promise<DueDelivery[]> => pendingOf(db, endpointId).where('d.due_at', '<=', now).limit(limit),
 
   /** A paused endpoint's probe: its oldest pending delivery, due or not. */
   probe: (db: Conn, endpointId: number): Promise<DueDelivery[]> => pendingOf(db, endpointId).limit(1),
@@ -150,7 +164,10 @@ export const webhookQueue = {
       const chunk = attempts.slice(i, i + 200);
       await tx('webhook_attempts').insert(chunk);
       await tx('webhook_deliveries')
-        .whereIn('id', chunk.map((a) => a.delivery_id))
+        .whereIn(
+          'id',
+          chunk.map((a) => a.delivery_id),
+        )
         .update({ status: 'delivered', attempts: tx.raw('attempts + 1'), due_at: null, updated_at: now });
     }
     await tx('webhook_endpoints').where({ id: endpointId }).update({ failure_count: 0, last_success_at: now, next_probe_at: null });
@@ -179,7 +196,9 @@ export const webhookQueue = {
       return 'disabled';
     }
     if (ep.status === 'paused' || (ep.status === 'active' && ep.failure_count >= policy.pauseAfter)) {
-      await tx('webhook_endpoints').where({ id: ep.id }).update({ status: 'paused', next_probe_at: now + policy.probeMs });
+      await tx('webhook_endpoints')
+        .where({ id: ep.id })
+        .update({ status: 'paused', next_probe_at: now + policy.probeMs });
       return 'paused';
     }
     return ep.status;

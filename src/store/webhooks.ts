@@ -89,8 +89,7 @@ export const webhooksRepo = {
     const [inserted] = await db('webhook_endpoints').insert(row).returning('id');
     return insertedId(inserted);
   },
-  endpointsOf: (db: Conn, workspaceId: number): Promise<WebhookEndpointRow[]> =>
-    db('webhook_endpoints').where({ workspace_id: workspaceId }).orderBy('id'),
+  endpointsOf: (db: Conn, workspaceId: number): Promise<WebhookEndpointRow[]> => db('webhook_endpoints').where({ workspace_id: workspaceId }).orderBy('id'),
 
   /**
    * A delivery log entry for each delivery skipped because its endpoint is disabled: no POST
@@ -151,15 +150,24 @@ export const webhooksRepo = {
       const again = { status: 'pending', attempts: 0, due_at: now, lease_owner: null, lease_until: null, updated_at: now };
       const n = await tx('webhook_deliveries').where({ event_id: e.id, endpoint_id: endpoint.id }).update(again);
       if (n === 0) {
-        await tx('webhook_deliveries').insert({ ...again, event_id: e.id, endpoint_id: endpoint.id, workspace_id: e.workspace_id, email_id: e.email_id, event: e.event, created_at: now });
+        await tx('webhook_deliveries').insert({
+          ...again,
+          event_id: e.id,
+          endpoint_id: endpoint.id,
+          workspace_id: e.workspace_id,
+          email_id: e.email_id,
+          event: e.event,
+          created_at: now,
+        });
       }
       queued += 1;
     }
     return queued;
   },
-  deliveriesOf: (db: Conn, eventId: number): Promise<WebhookDeliveryRow[]> =>
-    db('webhook_deliveries').where({ event_id: eventId }).orderBy('endpoint_id'),
+  deliveriesOf: (db: Conn, eventId: number): Promise<WebhookDeliveryRow[]> => db('webhook_deliveries').where({ event_id: eventId }).orderBy('endpoint_id'),
   async setDeliveryStatus(db: Conn, id: number, status: WebhookDeliveryStatus, at: number): Promise<void> {
-    await db('webhook_deliveries').where({ id }).update({ status, updated_at: at, due_at: status === 'pending' ? at : null });
+    await db('webhook_deliveries')
+      .where({ id })
+      .update({ status, updated_at: at, due_at: status === 'pending' ? at : null });
   },
 };

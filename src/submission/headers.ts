@@ -14,7 +14,10 @@ export interface RawField {
 /** The unfolded value of a field, trimmed. */
 export function fieldValue(field: RawField): string {
   const colon = field.raw.indexOf(':');
-  return field.raw.slice(colon + 1).replace(/\r\n(?=[ \t])/g, '').trim();
+  return field.raw
+    .slice(colon + 1)
+    .replace(/\r\n(?=[ \t])/g, '')
+    .trim();
 }
 
 /**

@@ -122,7 +122,7 @@ async function normalised(raw: Buffer): Promise<{ head: Buffer; body: Buffer }> 
   const head = normaliseMessage(raw.subarray(0, blank.index));
   const rest = raw.subarray(blank.index + blank[0].length);
   const parts: Buffer[] = [];
-  for (let at = 0; at < rest.length; ) {
+  for (let at = 0; at < rest.length;) {
     let end = Math.min(rest.length, at + SLICE_BYTES);
     if (end < rest.length) {
       const lf = rest.indexOf(0x0a, end - 1);

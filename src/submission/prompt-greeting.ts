@@ -26,7 +26,9 @@ interface ServerInternals {
  * own `connect` (smtp-server 3.21): the connection limit, the events, the reverse lookup setting.
  */
 export class PromptGreetingServer extends SMTPServer {
-  private static readonly Connection = (require('smtp-server/lib/smtp-connection.js') as { SMTPConnection: new (server: unknown, socket: unknown, options: unknown) => Connection }).SMTPConnection;
+  private static readonly Connection = (
+    require('smtp-server/lib/smtp-connection.js') as { SMTPConnection: new (server: unknown, socket: unknown, options: unknown) => Connection }
+  ).SMTPConnection;
 
   override connect(socket: unknown, socketOptions: unknown): void {
     const self = this as unknown as ServerInternals;

@@ -43,7 +43,8 @@ export async function suppressionCause(db: Conn, row: SuppressionRow): Promise<S
   const event = payloads.filter((p) => p.event === wanted && p.recipient.toLowerCase() === row.address).at(-1);
   if (!event) return null;
   const provider = event.provider ?? {};
-  const explained = wanted === 'email.bounced' ? classify({ text: provider.response ?? '', status: provider.status ?? null, smtpCode: provider.smtp_code ?? null }) : null;
+  const explained =
+    wanted === 'email.bounced' ? classify({ text: provider.response ?? '', status: provider.status ?? null, smtpCode: provider.smtp_code ?? null }) : null;
   return {
     event: event.event,
     occurred_at: event.occurred_at ?? iso(row.created_at),

@@ -76,7 +76,7 @@ function* slices(text: string): Generator<string> {
  */
 export function countLines(text: string): number {
   let lines = 0;
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     let end = text.indexOf('\n', start);
     if (end === -1) end = text.length;
     const length = end - start - (end > start && text.charCodeAt(end - 1) === 13 ? 1 : 0);
@@ -92,10 +92,7 @@ export function countLines(text: string): number {
  * bad line is reported by its line number and the rest are kept; a file without such a header
  * is refused as a whole (before the first chunk).
  */
-export async function* readSuppressionCsv(
-  text: string,
-  opts: { defaultStream?: Stream; chunkRecords: number },
-): AsyncGenerator<CsvChunk> {
+export async function* readSuppressionCsv(text: string, opts: { defaultStream?: Stream; chunkRecords: number }): AsyncGenerator<CsvChunk> {
   let problems: ImportProblem[] = [];
   let header: string[] | null = null;
   // `on_skip` exists in csv-parse 5 but is missing from its type definitions.

@@ -107,7 +107,15 @@ export class SuppressionService {
   }
 
   private writeChunk(workspaceId: number, entries: { address: string; stream: Stream; reason: SuppressionReason }[], at: number): Promise<number> {
-    const rows = entries.map((e) => ({ workspace_id: workspaceId, stream: e.stream, address: e.address, reason: e.reason, email_id: null, domain: null, created_at: at }));
+    const rows = entries.map((e) => ({
+      workspace_id: workspaceId,
+      stream: e.stream,
+      address: e.address,
+      reason: e.reason,
+      email_id: null,
+      domain: null,
+      created_at: at,
+    }));
     return this.deps.db.transaction((tx) => suppressionsRepo.addMany(tx, rows));
   }
 

@@ -86,7 +86,10 @@ export class TenancyService {
     const base = plan ? PLANS[plan] : { perMinute: row.rate_per_minute, perHour: row.rate_per_hour };
     const perMinute = opts.perMinute ?? base.perMinute;
     const perHour = opts.perHour ?? base.perHour;
-    for (const [label, n] of [['per-minute', perMinute], ['per-hour', perHour]] as const) {
+    for (const [label, n] of [
+      ['per-minute', perMinute],
+      ['per-hour', perHour],
+    ] as const) {
       if (!Number.isInteger(n) || n < 1) throw invalid(`The ${label} limit must be a positive integer`);
     }
     await workspaces.setLimits(this.deps.db, row.id, { plan: plan ?? row.plan, rate_per_minute: perMinute, rate_per_hour: perHour });

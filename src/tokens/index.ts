@@ -1,10 +1,1 @@
-export {
-  createTokenCodec,
-  decodeUint,
-  encodeUint,
-  MAX_KID_BYTES,
-  MAX_TOKEN_CHARS,
-  tokenLength,
-  type TokenCodec,
-  type TokenKeyring,
-} from './codec.ts';
+export { createTokenCodec, decodeUint, encodeUint, MAX_KID_BYTES, MAX_TOKEN_CHARS, tokenLength, type TokenCodec, type TokenKeyring } from './codec.ts';

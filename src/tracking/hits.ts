@@ -95,9 +95,7 @@ export class TrackingHits {
     const domain = await domainsRepo.byName(this.deps.db, found.message.domain);
     const on = name === 'email.opened' ? domain?.open_tracking : domain?.click_tracking;
     if (!on) return;
-    await this.deps.committer.run((tx) =>
-      recordEngagement(tx, { message: found.message, recipient: found.recipient, at }, name, this.provider(who, response), url),
-    );
+    await this.deps.committer.run((tx) => recordEngagement(tx, { message: found.message, recipient: found.recipient, at }, name, this.provider(who, response), url));
   }
 
   private provider(who: Requester, response: string): ProviderReport {

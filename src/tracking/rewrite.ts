@@ -36,8 +36,7 @@ export function openTag(name: string, attribs: Record<string, string>, selfClosi
 /** How the rewriter (and whoever counts what it would rewrite) reads HTML. */
 export const PARSER_OPTIONS = { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true } as const;
 
-export const pixelTag = (url: string) =>
-  `<img src="${escapeAttribute(url)}" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0" />`;
+export const pixelTag = (url: string) => `<img src="${escapeAttribute(url)}" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0" />`;
 
 /**
  * Rewrites links and adds the open pixel in one pass of a streaming HTML parser. Only the

@@ -173,7 +173,12 @@ export class WebhookDispatcher {
       const held = await this.deps.committer.run(async (tx) => {
         const now = clock.now();
         if (!(await webhookQueue.holds(tx, this.owner, endpointId, now))) return false;
-        await webhookQueue.succeeded(tx, endpointId, batch.map((a) => this.attemptRow(a.row, a.result, now)), now);
+        await webhookQueue.succeeded(
+          tx,
+          endpointId,
+          batch.map((a) => this.attemptRow(a.row, a.result, now)),
+          now,
+        );
         return true;
       });
       const now = clock.now();

@@ -9,10 +9,7 @@ import { testEventBody, testWebhookId } from './service.ts';
  * same poster and address policy as real deliveries; not queued and not logged, like
  * `mailsvc webhook test`.
  */
-export async function sendTestEvent(
-  deps: { config: Config; webhookHosts: HostResolver; clock: Clock },
-  endpoint: { url: string; secret: string },
-): Promise<PostResult> {
+export async function sendTestEvent(deps: { config: Config; webhookHosts: HostResolver; clock: Clock }, endpoint: { url: string; secret: string }): Promise<PostResult> {
   const poster = configuredPoster(deps.config, deps.webhookHosts, deps.clock);
   try {
     return await poster.post(endpoint.url, testEventBody(deps.config.server.hostname, deps.clock.now()), endpoint.secret, testWebhookId());

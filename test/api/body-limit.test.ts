@@ -105,8 +105,18 @@ const hasCurl = spawnSync('curl', ['--version'], { stdio: 'ignore' }).status ===
 function curlRequest(url: string, key: string, file: string): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const child = spawn('curl', [
-      '-sS', '-X', 'POST', '-T', file, '-H', `Authorization: Bearer ${key}`, '-H', 'Content-Type: application/json',
-      '-w', '\\n%{http_code} %{size_upload}', `${url}/api/v1/emails`,
+      '-sS',
+      '-X',
+      'POST',
+      '-T',
+      file,
+      '-H',
+      `Authorization: Bearer ${key}`,
+      '-H',
+      'Content-Type: application/json',
+      '-w',
+      '\\n%{http_code} %{size_upload}',
+      `${url}/api/v1/emails`,
     ]);
     let out = '';
     let err = '';

@@ -9,7 +9,14 @@ describe.each(STORES)('GET /emails/{id}/content (%s)', (kind) => {
     await server.verifiedDomain(ws.id, 'acme.test');
     const sent = await server.api('POST', '/emails', {
       key: ws.apiKey,
-      body: { from: 'Acme <news@acme.test>', to: 'bob@example.net', subject: 'Ünïcode news', html: '<p>Hello <b>Bob</b></p>', text: 'Hello Bob', headers: { 'X-Campaign': 'autumn' } },
+      body: {
+        from: 'Acme <news@acme.test>',
+        to: 'bob@example.net',
+        subject: 'Ünïcode news',
+        html: '<p>Hello <b>Bob</b></p>',
+        text: 'Hello Bob',
+        headers: { 'X-Campaign': 'autumn' },
+      },
     });
     const res = await server.api('GET', `/emails/${sent.body.id}/content`, { key: ws.apiKey });
     expect(res.status).toBe(200);

@@ -38,7 +38,23 @@ describe.each(STORES)('API errors and ids (%s)', (kind) => {
     expect((await server.api('GET', '/emails/16', { key: ws.apiKey })).body.subject).toBe('n15');
     expect((await server.api('GET', '/emails/1', { key: ws.apiKey })).body.subject).toBe('n0');
 
-    const notCanonical = ['0x10', '%201', '1%20', '+1', '01', '1e1', '1.0', '-1', '0', '16.', 'Infinity', '2147483648', '99999999999999999999', '9'.repeat(10_000), '%E2%80%8B1'];
+    const notCanonical = [
+      '0x10',
+      '%201',
+      '1%20',
+      '+1',
+      '01',
+      '1e1',
+      '1.0',
+      '-1',
+      '0',
+      '16.',
+      'Infinity',
+      '2147483648',
+      '99999999999999999999',
+      '9'.repeat(10_000),
+      '%E2%80%8B1',
+    ];
     for (const bad of notCanonical) {
       const label = `/emails/${bad.slice(0, 30)}`;
       const res = await server.api('GET', `/emails/${bad}`, { key: ws.apiKey });
@@ -115,14 +131,19 @@ describe.each(STORES)('API errors and ids (%s)', (kind) => {
       expect(res.body.error).toBe('Field `__proto__` is not allowed anywhere in a request body');
     }
     const ctor = await server.api('POST', '/emails', {
-      key: ws.apiKey, raw: `{${base},"constructor":{"prototype":{"polluted":true}}}`, headers: { 'content-type': 'application/json' },
+      key: ws.apiKey,
+      raw: `{${base},"constructor":{"prototype":{"polluted":true}}}`,
+      headers: { 'content-type': 'application/json' },
     });
     onlyError(ctor, 422);
     expect(ctor.body.error).toBe('Field `constructor.prototype` is not allowed anywhere in a request body');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect((await server.api('GET', '/emails', { key: ws.apiKey })).body.data).toStrictEqual([]);
     // The text "__proto__" inside a value is just text.
-    const fine = await server.api('POST', '/emails', { key: ws.apiKey, body: { from: 'a@proto.test', to: 'u@dest.example', subject: '__proto__', text: '{"__proto__":1}' } });
+    const fine = await server.api('POST', '/emails', {
+      key: ws.apiKey,
+      body: { from: 'a@proto.test', to: 'u@dest.example', subject: '__proto__', text: '{"__proto__":1}' },
+    });
     expect(fine.status).toBe(201);
   });
 

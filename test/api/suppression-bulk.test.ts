@@ -121,7 +121,12 @@ describe.each(STORES)('bulk suppression import and export (%s)', (kind) => {
     const mine: string[] = [];
     for (let i = 0; i < 7; i++) {
       // Interleaved with entries of the other domain and manual ones, so pages mix them.
-      await server.services.suppressions.add(ws.id, { address: `mine${i}@example.org`, stream: i % 2 ? 'broadcast' : 'transactional', reason: 'bounce', domain: 'scoped.test' });
+      await server.services.suppressions.add(ws.id, {
+        address: `mine${i}@example.org`,
+        stream: i % 2 ? 'broadcast' : 'transactional',
+        reason: 'bounce',
+        domain: 'scoped.test',
+      });
       await server.services.suppressions.add(ws.id, { address: `theirs${i}@example.org`, stream: 'broadcast', reason: 'bounce', domain: 'other.test' });
       await server.services.suppressions.add(ws.id, { address: `manual${i}@example.org`, stream: 'transactional', reason: 'manual' });
       mine.push(`mine${i}@example.org`);

@@ -20,7 +20,8 @@ describe.each(STORES)('suppressions: search, CSV import and export over the API 
     expect(exported.body.csv).toContain('ann@example.org,broadcast,bounce,');
     expect((await server.api('GET', '/suppressions/export?stream=transactional', { key: ws.apiKey })).body.count).toBe(0);
 
-    const search = async (q: string) => (await server.api('GET', `/suppressions?search=${encodeURIComponent(q)}`, { key: ws.apiKey })).body.data.map((e: { address: string }) => e.address);
+    const search = async (q: string) =>
+      (await server.api('GET', `/suppressions?search=${encodeURIComponent(q)}`, { key: ws.apiKey })).body.data.map((e: { address: string }) => e.address);
     expect(await search('ANN')).toEqual(['ann@example.org']);
     // LIKE's wildcards are plain characters here.
     expect(await search('b_x')).toEqual(['bob_x@example.org']);

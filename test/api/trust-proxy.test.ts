@@ -95,7 +95,11 @@ describe('forwarded headers', () => {
     const viaProxy = await signIn(server, proxy, ws.apiKey, { origin: 'https://mail.example.com', 'x-forwarded-host': 'mail.example.com', 'x-forwarded-proto': 'https' });
     expect(viaProxy.status).toBe(200);
     expect(viaProxy.headers['set-cookie']?.[0]).toContain('Secure');
-    const notProxy = await signIn(server, stranger, ws.apiKey, { origin: 'https://mail.example.com', 'x-forwarded-host': 'mail.example.com', 'x-forwarded-proto': 'https' });
+    const notProxy = await signIn(server, stranger, ws.apiKey, {
+      origin: 'https://mail.example.com',
+      'x-forwarded-host': 'mail.example.com',
+      'x-forwarded-proto': 'https',
+    });
     expect(notProxy.status).toBe(403);
   });
 

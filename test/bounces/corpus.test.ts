@@ -5,18 +5,7 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ParseOutput } from '../../src/bounces/index.ts';
-import {
-  formatFigures,
-  loadManifest,
-  parseCorpus,
-  parseLeaveOneFamilyOut,
-  pct,
-  score,
-  scoreByFamily,
-  type Figures,
-  type ManifestEntry,
-  type Miss,
-} from './scoring.ts';
+import { formatFigures, loadManifest, parseCorpus, parseLeaveOneFamilyOut, pct, score, scoreByFamily, type Figures, type ManifestEntry, type Miss } from './scoring.ts';
 
 type Floors = Record<Exclude<keyof Figures, 'falseSuppression'>, number>;
 // With every rule: never below the figures the classifier had before it was made general
@@ -71,7 +60,10 @@ describe('bounce corpus', () => {
 
   for (const family of ['rfc3464', 'arf', 'rfc3834']) {
     it(`meets the floors for ${family}`, () => {
-      const { figures } = score(manifest.filter((m) => m.family === family), outputs);
+      const { figures } = score(
+        manifest.filter((m) => m.family === family),
+        outputs,
+      );
       console.log(formatFigures(family, figures));
       expect(failingFloors(figures, ALL_RULES)).toEqual([]);
     });

@@ -31,7 +31,9 @@ describe('text rule evidence', () => {
   });
 
   it('lists how many terms rest on the corpus alone', () => {
-    const corpusOnly = TEXT_RULES.flatMap((r) => r.terms.filter((t) => t.cites.length === 0 && t.seen.length > 0).map((t) => `${r.reason} /${t.pattern.source}/: ${t.seen.join(' ')}`));
+    const corpusOnly = TEXT_RULES.flatMap((r) =>
+      r.terms.filter((t) => t.cites.length === 0 && t.seen.length > 0).map((t) => `${r.reason} /${t.pattern.source}/: ${t.seen.join(' ')}`),
+    );
     console.log(`terms with corpus evidence only (${corpusOnly.length}):\n  ${corpusOnly.join('\n  ')}`);
     expect(TEXT_RULES.every((r) => r.terms.length > 0)).toBe(true);
   });

@@ -137,7 +137,16 @@ describe('parseReport: RFC 3464', () => {
     expect(out).toEqual({
       file: 'x.eml',
       kind: 'bounce',
-      recipients: [{ address: 'nobody@example.org', status: '5.1.1', smtp_code: 550, bounce_type: 'permanent', reason: 'user_unknown', diagnostic: '550 5.1.1 <nobody@example.org>: Recipient address rejected: User unknown' }],
+      recipients: [
+        {
+          address: 'nobody@example.org',
+          status: '5.1.1',
+          smtp_code: 550,
+          bounce_type: 'permanent',
+          reason: 'user_unknown',
+          diagnostic: '550 5.1.1 <nobody@example.org>: Recipient address rejected: User unknown',
+        },
+      ],
       feedback_type: null,
       original_message_id: null,
     });
@@ -147,7 +156,14 @@ describe('parseReport: RFC 3464', () => {
 describe('parseReport: ARF', () => {
   it('reads feedback type, original Message-ID and recipient', async () => {
     const r = await parseReport(ARF);
-    expect(r).toMatchObject({ kind: 'complaint', feedbackType: 'abuse', originalMessageId: '<42.xyz@example.com>', userAgent: 'ExampleFBL/1.0', sourceIp: '192.0.2.25', reportingMta: 'fbl.isp.example' });
+    expect(r).toMatchObject({
+      kind: 'complaint',
+      feedbackType: 'abuse',
+      originalMessageId: '<42.xyz@example.com>',
+      userAgent: 'ExampleFBL/1.0',
+      sourceIp: '192.0.2.25',
+      reportingMta: 'fbl.isp.example',
+    });
     expect(r.recipients.map((x) => [x.address, x.reason])).toEqual([['user@isp.example', 'complaint']]);
   });
 
@@ -163,7 +179,10 @@ describe('parseReport: complaints whatever their layout', () => {
 
   it('reads report-type and part types in any letter case and parameter order', async () => {
     const shuffled = arf
-      .replace('Content-Type: multipart/report; report-type=feedback-report; boundary="B3"', 'Content-Type: Multipart/Report; boundary="B3"; Report-Type="Feedback-Report"')
+      .replace(
+        'Content-Type: multipart/report; report-type=feedback-report; boundary="B3"',
+        'Content-Type: Multipart/Report; boundary="B3"; Report-Type="Feedback-Report"',
+      )
       .replace('Content-Type: message/feedback-report', 'Content-Type: Message/Feedback-Report');
     const r = await parseReport(Buffer.from(shuffled));
     expect(r).toMatchObject({ kind: 'complaint', feedbackType: 'abuse', originalMessageId: '<42.xyz@example.com>' });
@@ -172,7 +191,8 @@ describe('parseReport: complaints whatever their layout', () => {
 
   it('finds a feedback report nested anywhere in the tree, as a forwarding provider wraps it', async () => {
     const inner = arf.slice(arf.indexOf('Content-Type: multipart/report'));
-    const wrapped = msg(`
+    const wrapped =
+      msg(`
 From: abuse-desk@isp.example
 To: fbl@bounces.example.com
 Subject: Fwd: complaint
@@ -185,7 +205,9 @@ Content-Type: text/plain
 Forwarded complaint below.
 
 --OUTER
-`).toString() + inner.replace(/\r?\n/g, '\r\n') + '\r\n--OUTER--\r\n';
+`).toString() +
+      inner.replace(/\r?\n/g, '\r\n') +
+      '\r\n--OUTER--\r\n';
     const r = await parseReport(Buffer.from(wrapped));
     expect(r).toMatchObject({ kind: 'complaint', feedbackType: 'abuse' });
     expect(r.recipients.map((x) => x.address)).toEqual(['user@isp.example']);

@@ -33,7 +33,9 @@ export function readMessage(file: string): Buffer {
 }
 
 const BLOCKED = new Set(
-  'filtered rejected blocked badreputation spamdetected virusdetected policyviolation authfailure requireptr notcompliantrfc contenterror securityerror norelaying mesgtoobig exceedlimit syntaxerror failedstarttls'.split(' '),
+  'filtered rejected blocked badreputation spamdetected virusdetected policyviolation authfailure requireptr notcompliantrfc contenterror securityerror norelaying mesgtoobig exceedlimit syntaxerror failedstarttls'.split(
+    ' ',
+  ),
 );
 
 /** The README's translation of one label into the bounce_type mailsvc should report. */
@@ -167,7 +169,13 @@ export async function parseLeaveOneFamilyOut(manifest: ManifestEntry[]): Promise
 export function scoreByFamily(manifest: ManifestEntry[], outputs: Map<string, ParseOutput>): Map<string, Figures> {
   const out = new Map<string, Figures>();
   for (const family of [...new Set(manifest.map((m) => m.family))].sort()) {
-    out.set(family, score(manifest.filter((m) => m.family === family), outputs).figures);
+    out.set(
+      family,
+      score(
+        manifest.filter((m) => m.family === family),
+        outputs,
+      ).figures,
+    );
   }
   return out;
 }

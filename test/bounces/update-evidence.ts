@@ -15,14 +15,16 @@ const ROW = /^(\s*\[)(\/.*\/), '([^']*)', '([^']*)'(\],?)$/;
 for (const name of ['text-rules.ts', 'vocabulary.ts']) {
   const path = fileURLToPath(new URL(`../../src/bounces/${name}`, import.meta.url));
   let changed = 0;
-  const lines = readFileSync(path, 'utf8').split('\n').map((line) => {
-    const m = ROW.exec(line);
-    if (!m) return line;
-    const seen = bySource.get(new RegExp(m[2]!.slice(1, -1)).source);
-    if (seen === undefined) throw new Error(`${name}: no term for ${m[2]}`);
-    if (seen !== m[4]) changed++;
-    return `${m[1]}${m[2]}, '${m[3]}', '${seen}'${m[5]}`;
-  });
+  const lines = readFileSync(path, 'utf8')
+    .split('\n')
+    .map((line) => {
+      const m = ROW.exec(line);
+      if (!m) return line;
+      const seen = bySource.get(new RegExp(m[2]!.slice(1, -1)).source);
+      if (seen === undefined) throw new Error(`${name}: no term for ${m[2]}`);
+      if (seen !== m[4]) changed++;
+      return `${m[1]}${m[2]}, '${m[3]}', '${seen}'${m[5]}`;
+    });
   writeFileSync(path, lines.join('\n'));
   console.log(`${name}: ${changed} terms updated`);
 }

@@ -7,8 +7,15 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 
 const dir = fileURLToPath(new URL('../fixtures/bounces/messages/', import.meta.url));
-const files = readdirSync(dir).filter((f) => f.endsWith('.eml')).sort().map((f) => dir + f);
-const jsonLines = (stdout: string) => stdout.trim().split('\n').map((l) => JSON.parse(l));
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.eml'))
+  .sort()
+  .map((f) => dir + f);
+const jsonLines = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 
 describe('mailsvc bounce explain', () => {
   it('shows the deciding rule for each recipient of every corpus file, agreeing with bounce parse', async () => {

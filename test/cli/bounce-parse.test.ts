@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 
 const corpus = (name: string) => fileURLToPath(new URL(`../fixtures/bounces/messages/${name}`, import.meta.url));
-const lines = (stdout: string) => stdout.trim().split('\n').map((l) => JSON.parse(l));
+const lines = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 
 describe('mailsvc bounce parse', () => {
   it('prints one JSON line per file in the SPEC §5 shape, for a DSN, an ARF report and an auto-reply', async () => {
@@ -20,9 +24,20 @@ describe('mailsvc bounce parse', () => {
       original_message_id: '<E1C50F1B-1C83-4820-BC36-AC6FBFBE8568@example.org>',
     });
     expect(dsn.recipients).toEqual([
-      { address: 'userunknown@bouncehammer.jp', status: '5.1.1', smtp_code: 550, bounce_type: 'transient', reason: 'mailbox_full', diagnostic: expect.stringContaining('User Unknown') },
+      {
+        address: 'userunknown@bouncehammer.jp',
+        status: '5.1.1',
+        smtp_code: 550,
+        bounce_type: 'transient',
+        reason: 'mailbox_full',
+        diagnostic: expect.stringContaining('User Unknown'),
+      },
     ]);
-    expect(arf).toMatchObject({ kind: 'complaint', feedback_type: 'abuse', recipients: [expect.objectContaining({ address: 'redacted@example.net', reason: 'complaint' })] });
+    expect(arf).toMatchObject({
+      kind: 'complaint',
+      feedback_type: 'abuse',
+      recipients: [expect.objectContaining({ address: 'redacted@example.net', reason: 'complaint' })],
+    });
     expect(auto).toEqual({ file: files[2], kind: 'autoreply', recipients: [], feedback_type: null, original_message_id: null });
   });
 

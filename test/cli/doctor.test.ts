@@ -53,7 +53,8 @@ async function setup(extra: Record<string, unknown>): Promise<{ dns: TestDns; cf
   return { dns, cfg: ['--config', config] };
 }
 
-const byCheck = (doc: { checks: { check: string; fix?: string }[] }): Record<string, { check: string; fix?: string }> => Object.fromEntries(doc.checks.map((c) => [c.check, c]));
+const byCheck = (doc: { checks: { check: string; fix?: string }[] }): Record<string, { check: string; fix?: string }> =>
+  Object.fromEntries(doc.checks.map((c) => [c.check, c]));
 
 describe('mailsvc doctor', () => {
   it('passes a healthy setup: hostname with A and PTR, port 25 reachable, domain records, database, clock', async () => {

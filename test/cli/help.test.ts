@@ -28,7 +28,19 @@ describe('CLI help', () => {
 
   it('covers the whole command tree', () => {
     const names = commands.map((e) => e.path.join(' '));
-    for (const expected of ['serve', 'migrate', 'workspace create', 'key revoke', 'domain verify', 'suppression import', 'queue retry', 'send', 'usage', 'bounce explain', 'inbox show']) {
+    for (const expected of [
+      'serve',
+      'migrate',
+      'workspace create',
+      'key revoke',
+      'domain verify',
+      'suppression import',
+      'queue retry',
+      'send',
+      'usage',
+      'bounce explain',
+      'inbox show',
+    ]) {
       expect(names).toContain(expected);
     }
   });

@@ -62,9 +62,12 @@ describe('npm start', () => {
     });
     // Whatever npm put between itself and the server (a shell, or nothing), find the node process.
     const tree = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' });
-    const rows = tree.split('\n').map((l) => l.trim().split(/\s+/)).filter((r) => r.length > 2);
+    const rows = tree
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/))
+      .filter((r) => r.length > 2);
     const descendants = new Set([npm.pid!]);
-    for (let changed = true; changed; ) {
+    for (let changed = true; changed;) {
       changed = false;
       for (const [pid, ppid] of rows) {
         if (descendants.has(Number(ppid)) && !descendants.has(Number(pid))) {

@@ -93,7 +93,12 @@ describe('the ahead-of-time build', () => {
     writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(new URL(`file://${join(dir, 'hook.mjs')}`).href)});\n`);
     const res = spawnSync(process.execPath, ['--import', join(dir, 'register.mjs'), CLI, '--help'], { encoding: 'utf8' });
     expect(res.status, res.stderr).toBe(0);
-    const packages = new Set(res.stderr.split('\n').filter((l) => l.startsWith('package ')).map((l) => l.slice(8)));
+    const packages = new Set(
+      res.stderr
+        .split('\n')
+        .filter((l) => l.startsWith('package '))
+        .map((l) => l.slice(8)),
+    );
     packages.delete('tsx'); // the fallback loader, when dist/ is stale
     expect([...packages]).toEqual(['commander']);
   });

@@ -45,7 +45,6 @@ describe('CLI tables', () => {
     const forced = await runCli([...cfg, 'domain', 'verify', 'tables.test', '--skip-dns']);
     expect(forced.code, forced.stderr).toBe(0);
     expect(tooWide(forced.stdout)).toEqual([]);
-
   });
 });
 
@@ -59,7 +58,12 @@ describe('the table printer', () => {
     // Every word of the prose is there, in order; the key is cut short with an ellipsis.
     const detailStart = lines[0].indexOf('DETAIL');
     const keyStart = lines[0].indexOf('KEY');
-    expect(lines.slice(1).map((l) => l.slice(detailStart, keyStart).trim()).join(' ')).toBe(detail);
+    expect(
+      lines
+        .slice(1)
+        .map((l) => l.slice(detailStart, keyStart).trim())
+        .join(' '),
+    ).toBe(detail);
     expect(lines[1]).toMatch(/k+…$/);
     expect(formatTable([{ key: 'k'.repeat(300) }], ['key'], {}, true)[1]).toBe('k'.repeat(300));
   });

@@ -54,9 +54,7 @@ describe('configuration', () => {
   });
 
   it('names every unknown or mistyped key', () => {
-    const found = problems(() =>
-      loadConfig({ env: { MAILSVC_HTTP_PORT: 'eighty' }, overrides: { htp: {}, delivery: { tls: 'maybe', maxConnectionPerHost: 3 } } }),
-    );
+    const found = problems(() => loadConfig({ env: { MAILSVC_HTTP_PORT: 'eighty' }, overrides: { htp: {}, delivery: { tls: 'maybe', maxConnectionPerHost: 3 } } }));
     expect(found).toEqual(
       expect.arrayContaining([
         'htp: unknown key',

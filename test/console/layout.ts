@@ -16,7 +16,8 @@ export async function layoutProblems(page: Page): Promise<string[]> {
       const scale = box.width / chart.viewBox.baseVal.width;
       for (const t of chart.querySelectorAll<SVGTextElement>('text')) {
         const r = t.getBoundingClientRect();
-        if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5) problems.push(`${name}: label "${t.textContent}" outside the chart`);
+        if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
+          problems.push(`${name}: label "${t.textContent}" outside the chart`);
         const px = Number(t.getAttribute('font-size')) * scale;
         if (px < 10) problems.push(`${name}: label "${t.textContent}" is ${px.toFixed(1)} px`);
       }

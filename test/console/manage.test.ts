@@ -49,7 +49,7 @@ describe('the console: suppressions and webhooks', () => {
     expect(await listed()).toEqual(['dan@example.org']);
   });
 
-  it('shows a failing endpoint\'s failure count and the receiver\'s answer; a test event reaches a working receiver', async () => {
+  it("shows a failing endpoint's failure count and the receiver's answer; a test event reaches a working receiver", async () => {
     const w = await world();
     const failing = await startReceiver(() => ({ status: 500, body: '<b>receiver exploded</b> at step 3' }));
     const hook = await w.endpoint(failing.url);

@@ -27,7 +27,10 @@ describe('the console: sign-in and messages', () => {
     await expect.poll(async () => (await env.detail(id)).status, { timeout: 10_000 }).toBe('delivered');
     await row.getByRole('link', { name: `#${id}` }).click();
     await page.getByRole('heading', { name: 'Quarterly report' }).waitFor();
-    const recipient = page.getByRole('region', { name: /Address, Status/ }).getByRole('row').filter({ hasText: 'bob@example.net' });
+    const recipient = page
+      .getByRole('region', { name: /Address, Status/ })
+      .getByRole('row')
+      .filter({ hasText: 'bob@example.net' });
     await expect.poll(() => recipient.textContent()).toContain('delivered');
     expect(await page.locator('ol.timeline').textContent()).toContain('email.delivered');
   });

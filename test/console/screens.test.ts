@@ -9,7 +9,12 @@ import { layoutProblems } from './layout.ts';
 /** A sandbox server with something on every screen: delivered and bounced mail, a webhook, a second key. */
 async function populated() {
   const env = await sandboxEnv('sqlite', { roles: ['api', 'delivery'] });
-  const delivered = await env.send({ to: 'delivered@sandbox.mailsvc.test', subject: 'Welcome aboard', html: '<h1>Welcome</h1><p>Glad you are here.</p>', text: 'Welcome. Glad you are here.' });
+  const delivered = await env.send({
+    to: 'delivered@sandbox.mailsvc.test',
+    subject: 'Welcome aboard',
+    html: '<h1>Welcome</h1><p>Glad you are here.</p>',
+    text: 'Welcome. Glad you are here.',
+  });
   const bounced = await env.send({ to: 'bounced@sandbox.mailsvc.test', subject: 'Your invoice' });
   await until(async () => (await env.detail(bounced)).status === 'bounced' && (await env.detail(delivered)).status === 'delivered', 'both outcomes');
   const receiver = await startReceiver();

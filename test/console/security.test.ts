@@ -68,7 +68,7 @@ describe('the console: hostile content and other origins', () => {
     expect(await page.locator('script').count()).toBe(1);
   });
 
-  it('refuses a state change a page of another origin makes with the visitor\'s session', async () => {
+  it("refuses a state change a page of another origin makes with the visitor's session", async () => {
     const { server, ws } = await consoleWorld();
     const attack = `<!doctype html><form id=f method=POST action="${server.url}/api/v1/suppressions" enctype="text/plain">
       <input name='{"address":"victim@example.org","stream":"transactional","x":"' value='"}'></form>

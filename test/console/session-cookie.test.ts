@@ -39,6 +39,7 @@ describe('console session cookies', () => {
       edited[i] = edited[i].slice(0, -1) + (edited[i].endsWith('1') ? '2' : '1');
       expect(sessions.verify(edited.join('.'))).toBeNull();
     }
-    for (const junk of ['', 's1', 'x'.repeat(5000), `${one}.extra`, 's1.constructor.1.99999999999.n.sig', 's1.__proto__.1.1.n.x']) expect(sessions.verify(junk)).toBeNull();
+    for (const junk of ['', 's1', 'x'.repeat(5000), `${one}.extra`, 's1.constructor.1.99999999999.n.sig', 's1.__proto__.1.1.n.x'])
+      expect(sessions.verify(junk)).toBeNull();
   });
 });

@@ -65,7 +65,9 @@ describe.each(STORES)('console sessions (%s)', (kind) => {
     expect(ok.status).toBe(201);
     // A token is bound to its cookie: another session's token does not fit.
     const other = await signIn(server, ws.apiKey);
-    expect((await call(server, 'DELETE', '/suppressions/transactional/csrf@example.org', { cookie, origin: server.url, 'x-csrf-token': other.body.csrf_token })).status).toBe(403);
+    expect(
+      (await call(server, 'DELETE', '/suppressions/transactional/csrf@example.org', { cookie, origin: server.url, 'x-csrf-token': other.body.csrf_token })).status,
+    ).toBe(403);
     // Bearer requests carry no ambient credential and need neither.
     expect((await server.api('DELETE', '/suppressions/transactional/csrf@example.org', { key: ws.apiKey })).status).toBe(200);
   });

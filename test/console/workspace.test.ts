@@ -11,7 +11,7 @@ describe('the console: overview, domains, API keys, sandbox inbox, scopes', () =
   });
   afterAll(() => browser?.close());
 
-  it('shows the day\'s outcomes and the queue, and the sandbox inbox as a mail client would', async () => {
+  it("shows the day's outcomes and the queue, and the sandbox inbox as a mail client would", async () => {
     const env = await sandboxEnv('sqlite', { roles: ['api', 'delivery'] });
     const ok = await env.send({ to: 'delivered@sandbox.mailsvc.test', subject: 'Receipt 1', html: '<p>Thanks for <em>your order</em></p>' });
     const bad = await env.send({ to: 'bounced@sandbox.mailsvc.test', subject: 'Receipt 2' });

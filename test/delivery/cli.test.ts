@@ -18,7 +18,9 @@ describe('mailsvc send and mailsvc queue', () => {
       cli('queue', 'stats', '--json').then(oneJson),
       cli('queue', 'retry'),
     ]);
-    expect(listed).toMatchObject([{ email_id: sent.id, address: 'ops@dest.test', status: 'deferred', attempts: 1, last_mx: 'mx.dest.test', last_response: '451 4.3.0 Temporary lookup failure' }]);
+    expect(listed).toMatchObject([
+      { email_id: sent.id, address: 'ops@dest.test', status: 'deferred', attempts: 1, last_mx: 'mx.dest.test', last_response: '451 4.3.0 Temporary lookup failure' },
+    ]);
     expect(Date.parse(listed[0].due_at) - Date.now()).toBeGreaterThan(30_000);
     expect(stats.by_status).toStrictEqual({ deferred: 1 });
     expect(stats.by_destination).toStrictEqual([{ domain: 'dest.test', status: 'deferred', count: 1 }]);

@@ -8,7 +8,10 @@ import { dkimpyPython, dkimpyVerdict, mailauthVerdict, noteWithoutDkimpy } from 
 import { deliveryEnv, FROM_DOMAIN, loopbackAlias } from './env.ts';
 
 const header = (raw: Buffer, name: string): string | undefined => {
-  const head = raw.toString('latin1').split('\r\n\r\n')[0]!.replace(/\r\n[ \t]+/g, ' ');
+  const head = raw
+    .toString('latin1')
+    .split('\r\n\r\n')[0]!
+    .replace(/\r\n[ \t]+/g, ' ');
   return new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(head)?.[1];
 };
 
@@ -55,7 +58,9 @@ describe.each(STORES)('direct MX delivery (%s)', (kind) => {
 
     expect(detail.status).toBe('delivered');
     expect(detail.recipients.map((r: { status: string; attempts: number }) => [r.status, r.attempts])).toStrictEqual([
-      ['delivered', 1], ['delivered', 1], ['delivered', 1],
+      ['delivered', 1],
+      ['delivered', 1],
+      ['delivered', 1],
     ]);
     const delivered = detail.events.filter((e: { event: string }) => e.event === 'email.delivered');
     expect(delivered).toHaveLength(3);
@@ -103,7 +108,11 @@ describe.each(STORES)('direct MX delivery (%s)', (kind) => {
     expect(env.sink.connections).toHaveLength(1);
     expect(env.sink.messages.map((m) => m.to)).toStrictEqual([['c@implicit.test']]);
     const events = Object.fromEntries((await env.detail(id)).events.map((e: { recipient: string }) => [e.recipient, e]));
-    expect(events['a@nullmx.test']).toMatchObject({ event: 'email.bounced', bounce_type: 'permanent', provider: { status: '5.1.10', reporting_mta: 'mail.mailsvc.test' } });
+    expect(events['a@nullmx.test']).toMatchObject({
+      event: 'email.bounced',
+      bounce_type: 'permanent',
+      provider: { status: '5.1.10', reporting_mta: 'mail.mailsvc.test' },
+    });
     expect(events['a@nullmx.test'].provider.response).toMatch(/null MX/);
     expect(events['b@nowhere.test']).toMatchObject({ bounce_type: 'permanent', provider: { status: '5.1.2' } });
     // Our own return-path domain is never a destination, whatever its DNS says.

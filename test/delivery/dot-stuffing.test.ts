@@ -34,7 +34,7 @@ describe('dot-stuffing with indexOf', () => {
       const text = Array.from({ length: r(60) }, () => alphabet[r(alphabet.length)]).join('');
       const bytes = Buffer.from(text, 'latin1');
       const chunks: Buffer[] = [];
-      for (let at = 0; at < bytes.length; ) {
+      for (let at = 0; at < bytes.length;) {
         const end = Math.min(bytes.length, at + 1 + r(12));
         chunks.push(bytes.subarray(at, end));
         at = end;

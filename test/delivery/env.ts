@@ -75,7 +75,11 @@ export async function deliveryEnv(kind: StoreKind, opts: EnvOptions = {}): Promi
     ws,
     domain: FROM_DOMAIN,
     mx(domain, hosts = [{ name: `mx.${domain}`, ip: '127.0.0.1' }]) {
-      dns.set(domain, 'MX', hosts.map((h, i) => ({ exchange: h.name, priority: h.priority ?? 10 * (i + 1) })));
+      dns.set(
+        domain,
+        'MX',
+        hosts.map((h, i) => ({ exchange: h.name, priority: h.priority ?? 10 * (i + 1) })),
+      );
       for (const h of hosts) dns.set(h.name, 'A', h.ip);
     },
     async send(body) {

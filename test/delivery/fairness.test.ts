@@ -9,8 +9,8 @@ function heavyHtml(links: number): string {
   return `<html><body>${items.join('')}</body></html>`;
 }
 
-describe('one workspace\'s heavy mail does not hold up another\'s', () => {
-  it('B\'s one-line message, sent while A\'s tracked 4,000-link message to 20 recipients is being rendered, arrives before A\'s copies are done', async () => {
+describe("one workspace's heavy mail does not hold up another's", () => {
+  it("B's one-line message, sent while A's tracked 4,000-link message to 20 recipients is being rendered, arrives before A's copies are done", async () => {
     // A's recipients fill every slot of the worker, as 50 recipients fill the default 50.
     const env = await deliveryEnv('sqlite', { delivery: { concurrency: 20 } });
     env.mx('dest.test');

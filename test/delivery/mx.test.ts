@@ -43,7 +43,10 @@ describe('resolveDestination', () => {
     ]);
     const seen = new Set<string>();
     for (const value of [0, 0.2, 0.4, 0.6, 0.8, 0.9999]) {
-      const result = await resolveDestination('dest.test', deps(() => value));
+      const result = await resolveDestination(
+        'dest.test',
+        deps(() => value),
+      );
       if (result.kind !== 'hosts') throw new Error(result.message);
       expect(result.hosts.slice(0, 3).sort()).toEqual(['x1.dest.test', 'x2.dest.test', 'x3.dest.test']);
       expect(result.hosts[3]).toBe('backup.dest.test');
@@ -96,7 +99,10 @@ describe('resolveDestination', () => {
 
   it('defers when the DNS server does not answer in time', async () => {
     dns.drop('silent.test');
-    const result = await resolveDestination('silent.test', deps(() => 0, 100));
+    const result = await resolveDestination(
+      'silent.test',
+      deps(() => 0, 100),
+    );
     expect(result).toMatchObject({ kind: 'temporary' });
     if (result.kind === 'temporary') expect(result.message).toContain('ETIMEOUT');
   });

@@ -23,7 +23,10 @@ describe.each(STORES)('the per-recipient render step (%s)', (kind) => {
     const seen: RenderContext[] = [];
     const render: RenderStep = (prepared, ctx) => {
       seen.push(ctx);
-      return { html: `${prepared.html}<img src="https://t.example/o/${ctx.recipient.id}">`, headers: { 'List-Unsubscribe': `<https://t.example/u/${ctx.recipient.id}>` } };
+      return {
+        html: `${prepared.html}<img src="https://t.example/o/${ctx.recipient.id}">`,
+        headers: { 'List-Unsubscribe': `<https://t.example/u/${ctx.recipient.id}>` },
+      };
     };
     const id = await env.send({ to: ['one@dest.test', 'two@dest.test'], html: '<p>Hi</p>', stream: 'broadcast' });
     expect(await env.worker({ render }).runOnce()).toMatchObject({ delivered: 2 });
@@ -31,7 +34,12 @@ describe.each(STORES)('the per-recipient render step (%s)', (kind) => {
     const recipients = (await env.detail(id)).recipients as { address: string }[];
     const ids = (await db('recipients').where({ message_id: id }).orderBy('id')).map((r: { id: number }) => r.id);
     expect(seen.sort((a, b) => a.recipient.id - b.recipient.id)).toStrictEqual(
-      recipients.map((r, i) => ({ tracking: { open: true, click: false }, recipient: { id: ids[i], address: r.address }, stream: 'broadcast', returnPathDomain: 'bounces.mail.mailsvc.test' })),
+      recipients.map((r, i) => ({
+        tracking: { open: true, click: false },
+        recipient: { id: ids[i], address: r.address },
+        stream: 'broadcast',
+        returnPathDomain: 'bounces.mail.mailsvc.test',
+      })),
     );
     for (const [i, address] of ['one@dest.test', 'two@dest.test'].entries()) {
       const copy = env.sink.messages.find((m) => m.to[0] === address)!;

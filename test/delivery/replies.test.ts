@@ -7,7 +7,9 @@ describe.each(STORES)('synchronous 5xx replies (%s)', (kind) => {
     const env = await deliveryEnv(kind);
     env.mx('dest.test');
     const unknown = '550 5.1.1 <gone@dest.test>: Recipient address rejected: User unknown in local recipient table';
-    env.sink.script('gone@dest.test', [{ rcpt: { reply: { code: 550, message: '5.1.1 <gone@dest.test>: Recipient address rejected: User unknown in local recipient table' } } }]);
+    env.sink.script('gone@dest.test', [
+      { rcpt: { reply: { code: 550, message: '5.1.1 <gone@dest.test>: Recipient address rejected: User unknown in local recipient table' } } },
+    ]);
     env.sink.script('spam@dest.test', [{ data: { reply: { code: 554, message: '5.7.1 Message rejected as spam by Content Filtering' } } }]);
     env.sink.script('full@dest.test', [{ rcpt: { reply: { code: 552, message: '5.2.2 <full@dest.test>: Mailbox full' } } }]);
 
@@ -30,8 +32,7 @@ describe.each(STORES)('synchronous 5xx replies (%s)', (kind) => {
     expect(bounces['full@dest.test']).toMatchObject({ bounce_type: 'transient', provider: { status: '5.2.2', smtp_code: 552 } });
 
     // Suppressed in the message's stream only, and only the permanent one.
-    const suppressed = async (stream: string, address: string) =>
-      (await env.server.api('GET', `/suppressions/${stream}/${address}`, { key: env.ws.apiKey })).status;
+    const suppressed = async (stream: string, address: string) => (await env.server.api('GET', `/suppressions/${stream}/${address}`, { key: env.ws.apiKey })).status;
     expect(await suppressed('transactional', 'gone@dest.test')).toBe(200);
     expect(await suppressed('broadcast', 'gone@dest.test')).toBe(404);
     expect(await suppressed('transactional', 'spam@dest.test')).toBe(404);

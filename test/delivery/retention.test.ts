@@ -25,9 +25,23 @@ describe.each(STORES)('retention of delivered mail (%s)', (kind) => {
     const { db } = env.server.services;
     const report = (at: number, rcpt: string) =>
       inboundRepo.insert(db, {
-        received_at: at, rcpt, mail_from: '', remote_ip: '127.0.0.1', helo: null, size: 4, truncated: false, sha256: rcpt,
-        kind: 'unknown', feedback_type: null, proof: null, workspace_id: null, email_id: null, recipient_id: null,
-        outcome: 'uncorrelated', effect: 'none', raw: Buffer.from('test'),
+        received_at: at,
+        rcpt,
+        mail_from: '',
+        remote_ip: '127.0.0.1',
+        helo: null,
+        size: 4,
+        truncated: false,
+        sha256: rcpt,
+        kind: 'unknown',
+        feedback_type: null,
+        proof: null,
+        workspace_id: null,
+        email_id: null,
+        recipient_id: null,
+        outcome: 'uncorrelated',
+        effect: 'none',
+        raw: Buffer.from('test'),
       });
     await report(clock.now() - 2 * DAY, 'postmaster@old.test');
     await report(clock.now(), 'postmaster@young.test');

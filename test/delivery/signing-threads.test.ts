@@ -18,7 +18,12 @@ describe.each(STORES)('DKIM signing in worker threads (%s)', (kind) => {
     const { db, config } = env.server.services;
     const ids = [
       await env.send({ to: 'one@dest.test', text: 'Plain text only.\n'.repeat(300) }),
-      await env.send({ to: 'two@dest.test', html: '<p>Hi</p>', text: 'Hi', attachments: [{ filename: 'a.txt', content: Buffer.from('attached').toString('base64'), content_type: 'text/plain' }] }),
+      await env.send({
+        to: 'two@dest.test',
+        html: '<p>Hi</p>',
+        text: 'Hi',
+        attachments: [{ filename: 'a.txt', content: Buffer.from('attached').toString('base64'), content_type: 'text/plain' }],
+      }),
       await env.send({ to: 'three@dest.test', html: '<p>Grüße aus Köln</p>', subject: 'Grüße' }),
     ];
     const domain = (await domainsRepo.byName(db, FROM_DOMAIN))!;
@@ -28,7 +33,13 @@ describe.each(STORES)('DKIM signing in worker threads (%s)', (kind) => {
       const row = (await messagesRepo.byId(db, id))!;
       jobs.push({ row, senderId: config.server.hostname, own: {}, key, now: T0 });
       // A copy of its own for one recipient: other HTML and a header field of its own.
-      jobs.push({ row, senderId: config.server.hostname, own: { html: `<p>Only for you, ${id}</p>`, headers: { 'List-Unsubscribe': `<https://t.example/u/${id}>` } }, key, now: T0 });
+      jobs.push({
+        row,
+        senderId: config.server.hostname,
+        own: { html: `<p>Only for you, ${id}</p>`, headers: { 'List-Unsubscribe': `<https://t.example/u/${id}>` } },
+        key,
+        now: T0,
+      });
     }
 
     const pool = new SigningPool(2, createLogger('silent'));

@@ -30,9 +30,7 @@ function connect(target: SmtpSink, extra: SMTPConnectionOptions = {}): Promise<S
 }
 
 function send(client: SMTPConnection, from: string, to: string, raw: string): Promise<string> {
-  return new Promise((resolve, reject) =>
-    client.send({ from, to }, Buffer.from(raw), (err, info) => (err ? reject(err) : resolve(info!.response))),
-  );
+  return new Promise((resolve, reject) => client.send({ from, to }, Buffer.from(raw), (err, info) => (err ? reject(err) : resolve(info!.response))));
 }
 
 async function rejection(promise: Promise<unknown>): Promise<NodemailerError> {
@@ -105,9 +103,7 @@ describe('smtp sink', () => {
     const target = await sink({ tls: true, auth: { user: 'relay', pass: 'secret' } });
     const client = await connect(target, { requireTLS: true });
     expect((await rejection(send(client, 'a@s.test', 'b@r.test', 'x\r\n'))).responseCode).toBe(530);
-    await new Promise<void>((resolve, reject) =>
-      client.login({ user: 'relay', pass: 'secret' }, (err) => (err ? reject(err) : resolve())),
-    );
+    await new Promise<void>((resolve, reject) => client.login({ user: 'relay', pass: 'secret' }, (err) => (err ? reject(err) : resolve())));
     await send(client, 'a@s.test', 'b@r.test', 'x\r\n');
     const [message] = await target.waitForMessages(1);
     expect(message).toMatchObject({ secure: true, user: 'relay' });

@@ -255,18 +255,13 @@ describe('createSmtpTransport', () => {
     for (const connection of target.connections) expect(connection.transactions).toBeGreaterThan(1);
     const recipients = new Set(target.messages.map((received) => received.to[0]));
     expect(recipients.size).toBe(200);
-    console.info(
-      `200 sends over ${target.connections.length} connections in ${elapsed.toFixed(0)} ms ` +
-        `(${((200 / elapsed) * 1000).toFixed(0)} messages/s)`,
-    );
+    console.info(`200 sends over ${target.connections.length} connections in ${elapsed.toFixed(0)} ms ` + `(${((200 / elapsed) * 1000).toFixed(0)} messages/s)`);
   });
 
   it('queues callers beyond the cap and serves them in turn on one connection', async () => {
     const target = await sink();
     const smtp = transport({ maxConnectionsPerHost: 1 });
-    const results = await Promise.all(
-      [1, 2, 3].map((n) => smtp.send({ host: target.host, port: target.port, envelope: ENVELOPE, raw: message(n) })),
-    );
+    const results = await Promise.all([1, 2, 3].map((n) => smtp.send({ host: target.host, port: target.port, envelope: ENVELOPE, raw: message(n) })));
     expect(results.map((result) => result.ok)).toEqual([true, true, true]);
     expect(target.connections).toHaveLength(1);
     expect(target.messages.map((received) => received.raw.toString().match(/m(\d)/)![1])).toEqual(['1', '2', '3']);
@@ -290,9 +285,7 @@ describe('createSmtpTransport', () => {
     });
     expect(broken.delivered()).toBe(1);
     const strict = transport({ tls: 'required' });
-    expect(
-      await strict.send({ host: '127.0.0.1', port: broken.port, envelope: ENVELOPE, raw: message() }),
-    ).toMatchObject({ ok: false, stage: 'tls', temporary: true });
+    expect(await strict.send({ host: '127.0.0.1', port: broken.port, envelope: ENVELOPE, raw: message() })).toMatchObject({ ok: false, stage: 'tls', temporary: true });
     expect(broken.delivered()).toBe(1);
   });
 
@@ -330,13 +323,9 @@ describe('createSmtpTransport', () => {
     });
     expect(plain.messages).toHaveLength(0);
     const tlsSink = await sink({ tls: true });
-    expect(
-      await strict.send({ host: tlsSink.host, port: tlsSink.port, envelope: ENVELOPE, raw: message() }),
-    ).toMatchObject({ ok: false, stage: 'tls', temporary: true });
+    expect(await strict.send({ host: tlsSink.host, port: tlsSink.port, envelope: ENVELOPE, raw: message() })).toMatchObject({ ok: false, stage: 'tls', temporary: true });
     const trusting = transport({ tls: 'required', tlsCa: (await testCertificate()).cert });
-    expect(
-      await trusting.send({ host: tlsSink.host, port: tlsSink.port, envelope: ENVELOPE, raw: message() }),
-    ).toMatchObject({ ok: true });
+    expect(await trusting.send({ host: tlsSink.host, port: tlsSink.port, envelope: ENVELOPE, raw: message() })).toMatchObject({ ok: true });
     expect((await tlsSink.waitForMessages(1))[0]!.secure).toBe(true);
   });
 

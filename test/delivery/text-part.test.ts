@@ -42,7 +42,7 @@ const SAMPLES: Record<string, string> = {
   'equals signs and dots at line starts': '.dot\n=equals=\n=3D\n'.repeat(30),
   'control characters': 'bell\u0007 and form\u000c feed',
   'a tracked 1 KB URL': `<a href="https://t.example/t/c/${'A'.repeat(1000)}">x</a>`,
-  'nothing': '',
+  nothing: '',
 };
 
 describe('encoding one text part for one recipient', () => {

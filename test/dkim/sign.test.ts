@@ -81,9 +81,7 @@ describe('normaliseMessage', () => {
     for (const line of lines(out)) expect(line.length).toBeLessThanOrEqual(MAX_LINE_OCTETS);
     const body = out.toString('utf8').split('\r\n\r\n')[1]!;
     expect(body).not.toContain('\uFFFD');
-    expect(body.replace(/\r\n/g, '')).toBe(
-      `${'x'.repeat(2000)}${'word '.repeat(400)}${'é'.repeat(1200)}bare CRend`,
-    );
+    expect(body.replace(/\r\n/g, '')).toBe(`${'x'.repeat(2000)}${'word '.repeat(400)}${'é'.repeat(1200)}bare CRend`);
   });
 
   it('folds an over-long header at whitespace, which unfolding undoes', () => {
@@ -102,15 +100,31 @@ describe('normaliseMessage', () => {
 describe('signMessage', () => {
   it('prepends a relaxed/relaxed rsa-sha256 signature over the present fields, From oversigned', async () => {
     const signed = await signMessage(plain, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem });
-    const field = signed.toString('latin1').split(/\r\n(?![ \t])/)[0]!.replace(/\r\n[ \t]+/g, ' ');
+    const field = signed
+      .toString('latin1')
+      .split(/\r\n(?![ \t])/)[0]!
+      .replace(/\r\n[ \t]+/g, ' ');
     expect(field).toMatch(/^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=example\.test;/);
     expect(field).toContain('s=mk1;');
-    const h = /h=([^;]+);/.exec(field)![1]!.split(':').map((name) => name.trim().toLowerCase());
+    const h = /h=([^;]+);/
+      .exec(field)![1]!
+      .split(':')
+      .map((name) => name.trim().toLowerCase());
     expect(h.filter((name) => name === 'from')).toHaveLength(2);
     expect(new Set(h)).toEqual(
       new Set([
-        'from', 'to', 'cc', 'subject', 'date', 'message-id', 'mime-version', 'content-type',
-        'content-transfer-encoding', 'feedback-id', 'list-unsubscribe', 'list-unsubscribe-post',
+        'from',
+        'to',
+        'cc',
+        'subject',
+        'date',
+        'message-id',
+        'mime-version',
+        'content-type',
+        'content-transfer-encoding',
+        'feedback-id',
+        'list-unsubscribe',
+        'list-unsubscribe-post',
       ]),
     );
     expect(signed.subarray(signed.length - plain.length).equals(plain)).toBe(true);
@@ -129,13 +143,10 @@ describe('signMessage', () => {
   });
 
   it('fails verification when a signed field changes or a second From is added', async () => {
-    const signed = (await signMessage(plain, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem }))
-      .toString('latin1');
+    const signed = (await signMessage(plain, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem })).toString('latin1');
     expect(await mailauthResult(Buffer.from(signed.replace('Hello there', 'Hello where'), 'latin1'))).toBe('fail');
     expect(await mailauthResult(Buffer.from(`From: evil@attacker.test\r\n${signed}`, 'latin1'))).toBe('fail');
-    expect(await mailauthResult(Buffer.from(signed.replace('X-Unsigned: not', 'X-Unsigned: yes'), 'latin1'))).toBe(
-      'pass',
-    );
+    expect(await mailauthResult(Buffer.from(signed.replace('X-Unsigned: not', 'X-Unsigned: yes'), 'latin1'))).toBe('pass');
   });
 
   it('still verifies after SMTP transit through a real server', async () => {
@@ -145,11 +156,7 @@ describe('signMessage', () => {
       const client = new SMTPConnection({ host: sink.host, port: sink.port, name: 'client.test' });
       await new Promise<void>((resolve, reject) => {
         client.on('error', reject);
-        client.connect(() =>
-          client.send({ from: 'b@bounces.example.test', to: 'rcpt@dest.test' }, signed, (err) =>
-            err ? reject(err) : resolve(),
-          ),
-        );
+        client.connect(() => client.send({ from: 'b@bounces.example.test', to: 'rcpt@dest.test' }, signed, (err) => (err ? reject(err) : resolve())));
       });
       client.close();
       const [received] = await sink.waitForMessages(1);

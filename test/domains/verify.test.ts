@@ -51,7 +51,10 @@ describe.each(STORES)('domain records and verification (%s)', (kind) => {
     expect(byPurpose.dmarc.value).toMatch(/^v=DMARC1;/);
 
     // A wrong key: the domain stays pending and the mismatch is named.
-    publish(dns, records.map((r) => (r.purpose === 'dkim' ? { ...r, value: 'v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiWRONGKEY' } : r)));
+    publish(
+      dns,
+      records.map((r) => (r.purpose === 'dkim' ? { ...r, value: 'v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiWRONGKEY' } : r)),
+    );
     const failed = await runCli([...cfg, 'domain', 'verify', 'example.test', '--json']);
     expect(failed.code).toBe(1);
     expect(failed.stderr).toMatch(/^error: domain "example\.test" is not verified: dkim: TXT .* publishes a different key/m);

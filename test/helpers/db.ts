@@ -37,7 +37,11 @@ export async function migratedStore(kind: StoreKind): Promise<{ db: Db; open(): 
 }
 
 /** A workspace and a message whose recipients have these statuses; returns their ids. */
-export async function messageWith(db: Db, statuses: RecipientStatus[], at = 1_700_000_000_000): Promise<{ workspaceId: number; messageId: number; recipientIds: number[] }> {
+export async function messageWith(
+  db: Db,
+  statuses: RecipientStatus[],
+  at = 1_700_000_000_000,
+): Promise<{ workspaceId: number; messageId: number; recipientIds: number[] }> {
   const { workspaceId, messages } = await messagesWith(db, [statuses], at);
   return { workspaceId, ...messages[0]! };
 }
@@ -90,12 +94,21 @@ export async function messagesWith(
     };
     const messageIds: number[] = [];
     for (let i = 0; i < messages.length; i += 200) {
-      const ids = (await tx('messages').insert(messages.slice(i, i + 200).map(() => row)).returning('id')).map(insertedId);
+      const ids = (
+        await tx('messages')
+          .insert(messages.slice(i, i + 200).map(() => row))
+          .returning('id')
+      ).map(insertedId);
       messageIds.push(...ids.sort((a, b) => a - b));
     }
     const recipients = messages.flatMap((specs, m) => specs.map((spec, i) => ({ ...recipientRow(spec, i), message_id: messageIds[m]! })));
     const recipientIds: { id: number; message_id: number }[] = [];
-    for (let i = 0; i < recipients.length; i += 200) recipientIds.push(...(await tx('recipients').insert(recipients.slice(i, i + 200)).returning(['id', 'message_id'])));
+    for (let i = 0; i < recipients.length; i += 200)
+      recipientIds.push(
+        ...(await tx('recipients')
+          .insert(recipients.slice(i, i + 200))
+          .returning(['id', 'message_id'])),
+      );
     await deriveMessageStatuses(tx, messageIds);
     const byMessage = new Map<number, number[]>(messageIds.map((id) => [id, []]));
     for (const r of recipientIds.sort((a, b) => a.id - b.id)) byMessage.get(r.message_id)!.push(r.id);
@@ -111,9 +124,7 @@ export async function messagesWith(
 export async function someoneWaitsForLock(observer: Db, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { rows } = await observer.raw(
-      "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
-    );
+    const { rows } = await observer.raw("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");
     if (rows[0].n > 0) return;
     if (Date.now() > deadline) throw new Error('no session started waiting for a lock');
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -68,14 +68,21 @@ export function nastyString(r: Rng): string {
 /** A random JSON value of any type, nested at most `depth` deep. */
 export function randomValue(r: Rng, depth = 2): unknown {
   switch (r.int(depth > 0 ? 9 : 7)) {
-    case 0: return null;
-    case 1: return r.chance(0.5);
-    case 2: return r.pick([0, -1, 1.5, 1e308, Number.MAX_SAFE_INTEGER + 2, 2147483648]);
-    case 3: return '';
+    case 0:
+      return null;
+    case 1:
+      return r.chance(0.5);
+    case 2:
+      return r.pick([0, -1, 1.5, 1e308, Number.MAX_SAFE_INTEGER + 2, 2147483648]);
+    case 3:
+      return '';
     case 4:
     case 5:
-    case 6: return nastyString(r);
-    case 7: return Array.from({ length: r.int(4) }, () => randomValue(r, depth - 1));
-    default: return Object.fromEntries(Array.from({ length: r.int(3) }, () => [nastyString(r).slice(0, 20), randomValue(r, depth - 1)]));
+    case 6:
+      return nastyString(r);
+    case 7:
+      return Array.from({ length: r.int(4) }, () => randomValue(r, depth - 1));
+    default:
+      return Object.fromEntries(Array.from({ length: r.int(3) }, () => [nastyString(r).slice(0, 20), randomValue(r, depth - 1)]));
   }
 }

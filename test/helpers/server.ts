@@ -60,10 +60,7 @@ export async function startTestServer(
     overrides: { clock: opts.clock, dns: opts.dns, random: opts.random, log: createLogger('silent') },
   });
   const configFile = join(store.dataDir, 'config.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify({ ...store.config, server: { hostname: 'mail.mailsvc.test' }, log: { level: 'warn' }, ...(opts.config ?? {}) }),
-  );
+  writeFileSync(configFile, JSON.stringify({ ...store.config, server: { hostname: 'mail.mailsvc.test' }, log: { level: 'warn' }, ...(opts.config ?? {}) }));
   onTestFinished(async () => {
     await server.close();
     await store.drop();

@@ -155,7 +155,10 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
   const callbackOf =
     (callback: (err?: Error | null) => void) =>
     (promise: Promise<void>): void => {
-      promise.then(() => callback(), (err: Error) => callback(err));
+      promise.then(
+        () => callback(),
+        (err: Error) => callback(err),
+      );
     };
 
   const tls = options.tls === true ? await testCertificate() : options.tls || undefined;

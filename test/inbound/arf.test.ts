@@ -14,11 +14,26 @@ describe.each(STORES)('inbound ARF reports (%s)', (kind) => {
     const optOut = await h.delivered({ to: 'done@example.org', stream: 'broadcast' });
     const auth = await h.delivered({ to: 'auth@example.org' });
 
-    const r = await sendMail(h.port, 'fbl-bounces@isp.example', [FBL], arf({ feedbackType: 'abuse', recipient: 'angry@example.org', originalMessageId: abuse.message.message_id_header }));
+    const r = await sendMail(
+      h.port,
+      'fbl-bounces@isp.example',
+      [FBL],
+      arf({ feedbackType: 'abuse', recipient: 'angry@example.org', originalMessageId: abuse.message.message_id_header }),
+    );
     expect(r.rcpt[0]!.code).toBe(250);
     expect(r.data!.code).toBe(250);
-    await sendMail(h.port, 'fbl-bounces@isp.example', [FBL], arf({ feedbackType: 'opt-out', recipient: 'done@example.org', originalMessageId: optOut.message.message_id_header }));
-    await sendMail(h.port, 'fbl-bounces@isp.example', [FBL], arf({ feedbackType: 'auth-failure', recipient: 'auth@example.org', originalMessageId: auth.message.message_id_header }));
+    await sendMail(
+      h.port,
+      'fbl-bounces@isp.example',
+      [FBL],
+      arf({ feedbackType: 'opt-out', recipient: 'done@example.org', originalMessageId: optOut.message.message_id_header }),
+    );
+    await sendMail(
+      h.port,
+      'fbl-bounces@isp.example',
+      [FBL],
+      arf({ feedbackType: 'auth-failure', recipient: 'auth@example.org', originalMessageId: auth.message.message_id_header }),
+    );
 
     const complained = await h.email(abuse.id);
     expect(events(complained)).toEqual(['email.delivered', 'email.complained']);
@@ -70,7 +85,12 @@ describe.each(STORES)('inbound ARF reports (%s)', (kind) => {
     const sent = await h.delivered({ to: ['a@example.org', 'b@example.org'] });
     const id = sent.message.message_id_header;
     await sendMail(h.port, 'x@isp.example', [FBL], arf({ feedbackType: 'abuse', recipient: 'a@example.org', originalMessageId: id.replace('>', 'x>') }));
-    await sendMail(h.port, 'x@isp.example', [FBL], arf({ feedbackType: 'abuse', recipient: 'a@example.org', originalMessageId: id.toUpperCase() === id ? `<0${id.slice(1)}` : id.toUpperCase() }));
+    await sendMail(
+      h.port,
+      'x@isp.example',
+      [FBL],
+      arf({ feedbackType: 'abuse', recipient: 'a@example.org', originalMessageId: id.toUpperCase() === id ? `<0${id.slice(1)}` : id.toUpperCase() }),
+    );
     await sendMail(h.port, 'x@isp.example', [FBL], arf({ feedbackType: 'abuse', recipient: 'stranger@example.org', originalMessageId: id }));
     // Two recipients and the report names neither: which one complained is unknown.
     await sendMail(h.port, 'x@isp.example', [FBL], arf({ feedbackType: 'abuse', originalMessageId: id }));

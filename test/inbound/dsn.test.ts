@@ -12,7 +12,12 @@ describe.each(STORES)('inbound DSNs (%s)', (kind) => {
     expect(user!.status).toBe('delivered');
     const diagnostic = '550 5.1.1 <user@example.org>: Recipient address rejected: User unknown in virtual mailbox table';
 
-    const r = await sendMail(h.port, '', [h.verp(user!.id)], dsn({ to: h.verp(user!.id), recipient: 'user@example.org', diagnostic, originalMessageId: sent.message.message_id_header }));
+    const r = await sendMail(
+      h.port,
+      '',
+      [h.verp(user!.id)],
+      dsn({ to: h.verp(user!.id), recipient: 'user@example.org', diagnostic, originalMessageId: sent.message.message_id_header }),
+    );
     expect(r.mail.code).toBe(250);
     expect(r.rcpt[0]!.code).toBe(250);
     expect(r.data!.code).toBe(250);
@@ -42,7 +47,12 @@ describe.each(STORES)('inbound DSNs (%s)', (kind) => {
     expect(stored).toMatchObject({ rcpt: h.verp(user!.id), mail_from: '', kind: 'bounce', proof: 'verp', email_id: sent.id, recipient_id: user!.id, outcome: 'applied' });
 
     // The same report again (a sender that lost our 250): stored, no second event.
-    const again = await sendMail(h.port, '', [h.verp(user!.id)], dsn({ to: h.verp(user!.id), recipient: 'user@example.org', diagnostic, originalMessageId: sent.message.message_id_header }));
+    const again = await sendMail(
+      h.port,
+      '',
+      [h.verp(user!.id)],
+      dsn({ to: h.verp(user!.id), recipient: 'user@example.org', diagnostic, originalMessageId: sent.message.message_id_header }),
+    );
     expect(again.data!.code).toBe(250);
     expect((await h.email(sent.id)).events.filter((e: { event: string }) => e.event === 'email.bounced')).toHaveLength(1);
     expect((await h.reports()).map((x) => x.outcome)).toEqual(['applied', 'duplicate']);
@@ -56,7 +66,12 @@ describe.each(STORES)('inbound DSNs (%s)', (kind) => {
     const fullDiag = '552 5.2.2 <full@example.org>: Mailbox full';
     await sendMail(h.port, '', [h.verp(full!.id)], dsn({ to: h.verp(full!.id), recipient: 'full@example.org', status: '5.2.2', diagnostic: fullDiag }));
     const delayDiag = '451 4.4.1 Connection timed out';
-    await sendMail(h.port, '', [h.verp(slow!.id)], dsn({ to: h.verp(slow!.id), recipient: 'slow@example.org', action: 'delayed', status: '4.4.1', diagnostic: delayDiag }));
+    await sendMail(
+      h.port,
+      '',
+      [h.verp(slow!.id)],
+      dsn({ to: h.verp(slow!.id), recipient: 'slow@example.org', action: 'delayed', status: '4.4.1', diagnostic: delayDiag }),
+    );
 
     const email = await h.email(sent.id);
     expect(email.recipients.map((r: { status: string }) => r.status)).toEqual(['bounced', 'delivered']);
@@ -89,7 +104,12 @@ describe.each(STORES)('inbound DSNs (%s)', (kind) => {
   it('stores a DSN sent to postmaster@ without effect, even when it quotes our Message-ID', async () => {
     const h = await startInbound(kind);
     const sent = await h.delivered();
-    const r = await sendMail(h.port, '', [`postmaster@${RETURN_PATH}`], dsn({ to: `postmaster@${RETURN_PATH}`, recipient: 'user@example.org', originalMessageId: sent.message.message_id_header }));
+    const r = await sendMail(
+      h.port,
+      '',
+      [`postmaster@${RETURN_PATH}`],
+      dsn({ to: `postmaster@${RETURN_PATH}`, recipient: 'user@example.org', originalMessageId: sent.message.message_id_header }),
+    );
     expect(r.rcpt[0]!.code).toBe(250);
     expect(r.data!.code).toBe(250);
     const email = await h.email(sent.id);
@@ -105,7 +125,12 @@ describe.each(STORES)('inbound DSNs (%s)', (kind) => {
     const h = await startInbound(kind);
     const sent = await h.delivered({ to: 'old@example.org' });
     const verp = h.verp(sent.recipients[0]!.id);
-    await sendMail(h.port, '', [verp], dsn({ to: verp, recipient: 'new@forward.example', originalRecipient: 'old@example.org', diagnostic: '550 5.1.1 <new@forward.example>: User unknown' }));
+    await sendMail(
+      h.port,
+      '',
+      [verp],
+      dsn({ to: verp, recipient: 'new@forward.example', originalRecipient: 'old@example.org', diagnostic: '550 5.1.1 <new@forward.example>: User unknown' }),
+    );
     const email = await h.email(sent.id);
     expect(email.recipients[0]).toMatchObject({ address: 'old@example.org', status: 'bounced', last_response: '550 5.1.1 <new@forward.example>: User unknown' });
     expect(email.events[1]).toMatchObject({ event: 'email.bounced', recipient: 'old@example.org', bounce_type: 'permanent' });

@@ -25,13 +25,31 @@ function mutate(r: Rng, input: Buffer): Buffer {
   for (let i = 0, n = 1 + r.int(4); i < n; i++) {
     const at = r.int(text.length + 1);
     switch (r.int(7)) {
-      case 0: text = text.slice(0, at) + nastyString(r) + text.slice(at); break;
-      case 1: text = text.slice(0, at) + text.slice(at + r.int(2000)); break;
-      case 2: text = text.slice(0, at); break;
-      case 3: text = text.slice(0, at) + text.slice(at, at + r.int(5000)).repeat(1 + r.int(20)) + text.slice(at); break;
-      case 4: text = text.replace(/boundary="?([^";\r\n]+)"?/i, `boundary="${nastyString(r).slice(0, 70).replace(/[\r\n"]/g, '')}"`); break;
-      case 5: text = text.slice(0, at) + String.fromCharCode(r.int(256)) + text.slice(at + 1); break;
-      default: text = text.replace(/\r?\n\r?\n/, `\nContent-Type: multipart/mixed; boundary="${'-'.repeat(r.int(200))}"\n\n`);
+      case 0:
+        text = text.slice(0, at) + nastyString(r) + text.slice(at);
+        break;
+      case 1:
+        text = text.slice(0, at) + text.slice(at + r.int(2000));
+        break;
+      case 2:
+        text = text.slice(0, at);
+        break;
+      case 3:
+        text = text.slice(0, at) + text.slice(at, at + r.int(5000)).repeat(1 + r.int(20)) + text.slice(at);
+        break;
+      case 4:
+        text = text.replace(
+          /boundary="?([^";\r\n]+)"?/i,
+          `boundary="${nastyString(r)
+            .slice(0, 70)
+            .replace(/[\r\n"]/g, '')}"`,
+        );
+        break;
+      case 5:
+        text = text.slice(0, at) + String.fromCharCode(r.int(256)) + text.slice(at + 1);
+        break;
+      default:
+        text = text.replace(/\r?\n\r?\n/, `\nContent-Type: multipart/mixed; boundary="${'-'.repeat(r.int(200))}"\n\n`);
     }
   }
   return Buffer.from(text, 'latin1');
@@ -43,7 +61,8 @@ function brokenMime(r: Rng): Buffer {
   for (let i = 0; i < depth; i++) {
     body += `--b${r.chance(0.8) ? i : r.int(depth)}\nContent-Type: ${r.pick(['multipart/mixed', 'message/delivery-status', 'message/rfc822', 'text/html', 'text/plain; charset=x-unknown'])}; boundary="b${i + 1}"\n`;
     body += `Content-Transfer-Encoding: ${r.pick(['base64', 'quoted-printable', '8bit', 'x-bogus'])}\n\n${nastyString(r)}\n`;
-    if (r.chance(0.3)) body += `Final-Recipient: rfc822; ${nastyString(r).slice(0, 300)}\nAction: ${r.pick(['failed', 'delayed', nastyString(r).slice(0, 50)])}\nStatus: ${r.pick(['5.1.1', '4.2.2', '9.9.9', nastyString(r).slice(0, 20)])}\n\n`;
+    if (r.chance(0.3))
+      body += `Final-Recipient: rfc822; ${nastyString(r).slice(0, 300)}\nAction: ${r.pick(['failed', 'delayed', nastyString(r).slice(0, 50)])}\nStatus: ${r.pick(['5.1.1', '4.2.2', '9.9.9', nastyString(r).slice(0, 20)])}\n\n`;
   }
   return Buffer.from(body, 'latin1');
 }
@@ -51,18 +70,38 @@ function brokenMime(r: Rng): Buffer {
 function report(r: Rng): Buffer {
   switch (r.int(4)) {
     case 0:
-    case 1: return mutate(r, r.pick(CORPUS));
-    case 2: return pathological(r.pick(PATHOLOGICAL_KINDS), 10_000 + r.int(190_000));
-    default: return brokenMime(r);
+    case 1:
+      return mutate(r, r.pick(CORPUS));
+    case 2:
+      return pathological(r.pick(PATHOLOGICAL_KINDS), 10_000 + r.int(190_000));
+    default:
+      return brokenMime(r);
   }
 }
 
 /** Commands in an order and shape no well-behaved client sends. */
 function hostileCommands(r: Rng, verp: string): string[] {
   const pool = [
-    'EHLO fuzz.example.org', 'HELO x', 'MAIL FROM:<>', `RCPT TO:<postmaster@${RETURN_PATH}>`, `RCPT TO:<${verp}>`, 'RCPT TO:<a@elsewhere.example>',
-    'DATA', 'RSET', 'NOOP', 'VRFY postmaster', 'EXPN all', 'HELP', 'STARTTLS', 'AUTH PLAIN AGFAYg==', 'BDAT 10 LAST', 'XCLIENT ADDR=1.2.3.4',
-    `MAIL FROM:<${'a'.repeat(2000)}@x.example>`, 'MAIL FROM:<@route:a@b>', 'RCPT TO:<"quoted"@bounces.mailsvc.test>', '',
+    'EHLO fuzz.example.org',
+    'HELO x',
+    'MAIL FROM:<>',
+    `RCPT TO:<postmaster@${RETURN_PATH}>`,
+    `RCPT TO:<${verp}>`,
+    'RCPT TO:<a@elsewhere.example>',
+    'DATA',
+    'RSET',
+    'NOOP',
+    'VRFY postmaster',
+    'EXPN all',
+    'HELP',
+    'STARTTLS',
+    'AUTH PLAIN AGFAYg==',
+    'BDAT 10 LAST',
+    'XCLIENT ADDR=1.2.3.4',
+    `MAIL FROM:<${'a'.repeat(2000)}@x.example>`,
+    'MAIL FROM:<@route:a@b>',
+    'RCPT TO:<"quoted"@bounces.mailsvc.test>',
+    '',
   ];
   return Array.from({ length: 1 + r.int(12) }, () => (r.chance(0.15) ? nastyString(r).replace(/\r?\n/g, ' ').slice(0, 3000) : r.pick(pool)));
 }

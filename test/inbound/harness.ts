@@ -62,7 +62,12 @@ export async function startInbound(kind: StoreKind, opts: { clock?: Clock; confi
       const recipients = await messagesRepo.recipients(db, message.id);
       await db.transaction(async (tx) => {
         for (const recipient of recipients) {
-          await recordReported(tx, { message, recipient, at: clock.now() }, { status: 'delivered', name: 'email.delivered' }, { response: '250 2.0.0 Ok: queued as 4F2A', reporting_mta: 'mail.example.org' });
+          await recordReported(
+            tx,
+            { message, recipient, at: clock.now() },
+            { status: 'delivered', name: 'email.delivered' },
+            { response: '250 2.0.0 Ok: queued as 4F2A', reporting_mta: 'mail.example.org' },
+          );
         }
       });
       return { id: message.id, message, recipients: await messagesRepo.recipients(db, message.id) };

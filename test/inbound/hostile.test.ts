@@ -9,7 +9,9 @@ const POSTMASTER = `postmaster@${RETURN_PATH}`;
 
 /** A DSN whose returned message carries a huge base64 attachment, as chunks (never held whole). */
 function* hugeReport(head: string, totalBytes: number): Generator<Buffer> {
-  yield Buffer.from(`${head.replace(/\r?\n/g, '\r\n')}\r\n--B\r\nContent-Type: message/rfc822\r\n\r\nSubject: big\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n\r\n`);
+  yield Buffer.from(
+    `${head.replace(/\r?\n/g, '\r\n')}\r\n--B\r\nContent-Type: message/rfc822\r\n\r\nSubject: big\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n\r\n`,
+  );
   const line = `${'QUJD'.repeat(19)}\r\n`;
   const block = Buffer.from(line.repeat(Math.floor(262_144 / line.length)));
   for (let sent = 0; sent < totalBytes; sent += block.length) yield block;
@@ -75,7 +77,11 @@ describe.each(STORES)('inbound hostile input (%s)', (kind) => {
     const h = await startInbound(kind, { config: { inbound: { host: '127.0.0.1', port: 0, returnPathDomain: RETURN_PATH, maxSize: 10_485_760 } } });
     const sent = await h.delivered();
     const verp = h.verp(sent.recipients[0]!.id);
-    const head = dsn({ to: verp, recipient: 'user@example.org' }).replace(/boundary="[^"]+"/, 'boundary="B"').split('--3F1A2C0001.1763719205/mx.example.org').slice(0, 3).join('--B');
+    const head = dsn({ to: verp, recipient: 'user@example.org' })
+      .replace(/boundary="[^"]+"/, 'boundary="B"')
+      .split('--3F1A2C0001.1763719205/mx.example.org')
+      .slice(0, 3)
+      .join('--B');
     const c = await RawSmtp.connect(h.port);
     const ehlo = await c.command('EHLO mx.example.org');
     // No SIZE limit advertised: a sender that saw one would bounce its report locally.

@@ -38,7 +38,10 @@ describe('captureMessage', () => {
 describe('report parser pool', () => {
   it('parses in a worker thread exactly what the parser gives in-process', async () => {
     const p = await pool();
-    const files = readdirSync(CORPUS).filter((f) => f.endsWith('.eml')).sort().slice(0, 40);
+    const files = readdirSync(CORPUS)
+      .filter((f) => f.endsWith('.eml'))
+      .sort()
+      .slice(0, 40);
     for (const file of files) {
       const raw = readFileSync(join(CORPUS, file));
       expect((await p.parse(ReportBytes.of(raw))).parsed, file).toEqual(await parseReport(raw));
@@ -80,11 +83,7 @@ describe.each(STORES)('inbound report over its parse budget (%s)', (kind) => {
     expect(row.effect).toContain('parse time budget');
     expect((await h.email(sent.id)).recipients[0].status).toBe('delivered');
     const metrics = h.server.services.metrics.registry;
-    expect(await metrics.getSingleMetricAsString('mailsvc_inbound_reports_unparsed_total')).toContain(
-      'mailsvc_inbound_reports_unparsed_total{reason="time_budget"} 1',
-    );
-    expect(await metrics.getSingleMetricAsString('mailsvc_inbound_reports_total')).toContain(
-      'mailsvc_inbound_reports_total{kind="unknown",outcome="unparsed"} 1',
-    );
+    expect(await metrics.getSingleMetricAsString('mailsvc_inbound_reports_unparsed_total')).toContain('mailsvc_inbound_reports_unparsed_total{reason="time_budget"} 1');
+    expect(await metrics.getSingleMetricAsString('mailsvc_inbound_reports_total')).toContain('mailsvc_inbound_reports_total{kind="unknown",outcome="unparsed"} 1');
   });
 });

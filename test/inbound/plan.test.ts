@@ -4,18 +4,39 @@ import { planEffects, type Correlation, type PlanContext } from '../../src/inbou
 import type { MessageRow, RecipientRow } from '../../src/store/messages.ts';
 
 const message = { id: 5, workspace_id: 1, stream: 'transactional', domain: 'acme.test' } as MessageRow;
-const row = (id: number, address: string, over: Partial<RecipientRow> = {}) => ({ id, address, message_id: 5, status: 'delivered', attempts: 1, ...over }) as RecipientRow;
+const row = (id: number, address: string, over: Partial<RecipientRow> = {}) =>
+  ({ id, address, message_id: 5, status: 'delivered', attempts: 1, ...over }) as RecipientRow;
 const report = (over: Partial<ParsedReport>): ParsedReport => ({
-  kind: 'bounce', recipients: [], feedbackType: null, originalMessageId: null, originalReturnPath: null,
-  reportingMta: 'mx.example.org', humanText: 'Human part', userAgent: null, sourceIp: null, ...over,
+  kind: 'bounce',
+  recipients: [],
+  feedbackType: null,
+  originalMessageId: null,
+  originalReturnPath: null,
+  reportingMta: 'mx.example.org',
+  humanText: 'Human part',
+  userAgent: null,
+  sourceIp: null,
+  ...over,
 });
 const failed = (address: string, over: Partial<ReportRecipient> = {}): ReportRecipient => ({
-  address, originalRecipient: null, action: 'failed', status: '5.1.1', smtpCode: 550, bounceType: 'permanent',
-  reason: 'user_unknown', diagnostic: '550 5.1.1 unknown', response: '550 5.1.1 unknown', remoteMta: 'mail.example.org', ...over,
+  address,
+  originalRecipient: null,
+  action: 'failed',
+  status: '5.1.1',
+  smtpCode: 550,
+  bounceType: 'permanent',
+  reason: 'user_unknown',
+  diagnostic: '550 5.1.1 unknown',
+  response: '550 5.1.1 unknown',
+  remoteMta: 'mail.example.org',
+  ...over,
 });
 const ctx = (kind: 'verp' | 'fbl' | 'postmaster'): PlanContext => ({
   target: kind === 'verp' ? { kind, address: 'b+x@bounces.test', recipientId: 1 } : { kind, address: `${kind}@bounces.test` },
-  mailFrom: '', remoteIp: '192.0.2.1', userAgent: null, hostname: 'mail.mailsvc.test',
+  mailFrom: '',
+  remoteIp: '192.0.2.1',
+  userAgent: null,
+  hostname: 'mail.mailsvc.test',
 });
 const pinned = (r: RecipientRow): Correlation => ({ proof: 'verp', message, pinned: r, note: '' });
 /** What correlate() finds by Message-ID: the only recipient, or no one of several. */
@@ -24,10 +45,20 @@ const byId = (rows: RecipientRow[]): Correlation =>
 
 describe('planEffects', () => {
   it('a delay is a non-final transient bounce; the provider keeps the report words and hosts', () => {
-    const plan = planEffects(report({ recipients: [failed('a@x.org', { action: 'delayed', bounceType: 'transient', status: '4.4.1', smtpCode: null, response: 'timed out' })] }), pinned(row(1, 'A@x.org')), ctx('verp'));
+    const plan = planEffects(
+      report({ recipients: [failed('a@x.org', { action: 'delayed', bounceType: 'transient', status: '4.4.1', smtpCode: null, response: 'timed out' })] }),
+      pinned(row(1, 'A@x.org')),
+      ctx('verp'),
+    );
     expect(plan.outcome).toBe('applied');
     expect(plan.effects).toEqual([
-      { type: 'bounce', recipient: row(1, 'A@x.org'), bounceType: 'transient', final: false, provider: { response: 'timed out', reporting_mta: 'mx.example.org', status: '4.4.1', smtp_code: null } },
+      {
+        type: 'bounce',
+        recipient: row(1, 'A@x.org'),
+        bounceType: 'transient',
+        final: false,
+        provider: { response: 'timed out', reporting_mta: 'mx.example.org', status: '4.4.1', smtp_code: null },
+      },
     ]);
   });
 
@@ -48,7 +79,11 @@ describe('planEffects', () => {
     expect(planEffects(report({ kind: 'complaint', feedbackType: 'not-spam', recipients: named }), byId([row(1, 'a@x.org')]), ctx('fbl')).outcome).toBe('no_effect');
     expect(planEffects(report({ kind: 'complaint', feedbackType: 'dkim', recipients: named }), byId([row(1, 'a@x.org')]), ctx('fbl')).outcome).toBe('no_effect');
     expect(planEffects(report({ recipients: named }), byId([row(1, 'a@x.org')]), ctx('postmaster')).outcome).toBe('no_effect');
-    expect(planEffects(report({ recipients: named }), { proof: null, message: null, pinned: null, note: 'not ours' }, ctx('fbl'))).toEqual({ outcome: 'uncorrelated', effects: [], summary: 'not ours' });
+    expect(planEffects(report({ recipients: named }), { proof: null, message: null, pinned: null, note: 'not ours' }, ctx('fbl'))).toEqual({
+      outcome: 'uncorrelated',
+      effects: [],
+      summary: 'not ours',
+    });
   });
 
   it('one effect for the pinned row even when a report lists it twice; other named addresses get none', () => {

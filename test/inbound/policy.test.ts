@@ -10,7 +10,10 @@ const rcpt = (address: string, accepted = 0) => checkRecipient({ accepted }, add
 
 describe('checkRecipient', () => {
   it('takes b+, u+, fbl@ and postmaster@ at a return-path domain, case-insensitively', () => {
-    expect(rcpt(`b+${verp.signId(42)}@bounces.mailsvc.test`)).toEqual({ ok: true, value: { kind: 'verp', address: `b+${verp.signId(42)}@bounces.mailsvc.test`, recipientId: 42 } });
+    expect(rcpt(`b+${verp.signId(42)}@bounces.mailsvc.test`)).toEqual({
+      ok: true,
+      value: { kind: 'verp', address: `b+${verp.signId(42)}@bounces.mailsvc.test`, recipientId: 42 },
+    });
     expect(rcpt(`B+${verp.signId(42).toUpperCase()}@BOUNCES.ACME.TEST`)).toMatchObject({ ok: true, value: { kind: 'verp', recipientId: 42 } });
     expect(rcpt(`u+${unsubscribe.signId(7)}@bounces.acme.test`)).toMatchObject({ ok: true, value: { kind: 'unsubscribe', recipientId: 7 } });
     expect(rcpt('FBL@bounces.mailsvc.test.')).toEqual({ ok: true, value: { kind: 'fbl', address: 'fbl@bounces.mailsvc.test' } });
@@ -33,7 +36,13 @@ describe('checkRecipient', () => {
   });
 
   it('treats routing tricks as refusals before looking at the domain', () => {
-    for (const address of ['a%b@bounces.mailsvc.test', 'b!a@bounces.mailsvc.test', '"fbl"@bounces.mailsvc.test', '@x:fbl@bounces.mailsvc.test', 'a b@bounces.mailsvc.test']) {
+    for (const address of [
+      'a%b@bounces.mailsvc.test',
+      'b!a@bounces.mailsvc.test',
+      '"fbl"@bounces.mailsvc.test',
+      '@x:fbl@bounces.mailsvc.test',
+      'a b@bounces.mailsvc.test',
+    ]) {
       expect(rcpt(address)).toMatchObject({ ok: false, reason: 'routingRefused' });
     }
     expect(splitAddress('fbl@[127.0.0.1]')).toBeNull();

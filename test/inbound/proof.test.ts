@@ -9,7 +9,9 @@ const FBL = `fbl@${RETURN_PATH}`;
 
 /** A DSN naming several recipients, quoting the original's Message-ID and Return-Path. */
 function multiDsn(o: { to: string; recipients: string[]; messageId: string; returnPath: string }): string {
-  const blocks = o.recipients.map((r) => `Final-Recipient: rfc822; ${r}\nAction: failed\nStatus: 5.1.1\nDiagnostic-Code: smtp; 550 5.1.1 <${r}>: User unknown\n`).join('\n');
+  const blocks = o.recipients
+    .map((r) => `Final-Recipient: rfc822; ${r}\nAction: failed\nStatus: 5.1.1\nDiagnostic-Code: smtp; 550 5.1.1 <${r}>: User unknown\n`)
+    .join('\n');
   return `From: MAILER-DAEMON@mx.example.org
 To: ${o.to}
 Subject: Undelivered Mail Returned to Sender
@@ -68,7 +70,12 @@ describe.each(STORES)('proof per recipient (%s)', (kind) => {
 
     // Delivered: the Message-ID is ours, but every recipient (Bcc too) has seen it.
     const sent = await h.delivered({ to });
-    const r = await sendMail(h.port, 'alice@example.org', [FBL], multiDsn({ to: FBL, recipients: to.slice(1), messageId: sent.message.message_id_header, returnPath: FBL }));
+    const r = await sendMail(
+      h.port,
+      'alice@example.org',
+      [FBL],
+      multiDsn({ to: FBL, recipients: to.slice(1), messageId: sent.message.message_id_header, returnPath: FBL }),
+    );
     expect(r.data!.code).toBe(250);
     // Alice quotes her own VERP sender: it pins her, and the report names only the others.
     const own = h.verp(sent.recipients[0]!.id);
@@ -90,13 +97,23 @@ describe.each(STORES)('proof per recipient (%s)', (kind) => {
     const h = await startInbound(kind);
     const sent = await h.delivered({ to });
     const [, bob, carol] = sent.recipients;
-    const r = await sendMail(h.port, '', [h.verp(bob!.id)], dsn({ to: h.verp(bob!.id), recipient: 'bob@example.org', originalMessageId: sent.message.message_id_header }));
+    const r = await sendMail(
+      h.port,
+      '',
+      [h.verp(bob!.id)],
+      dsn({ to: h.verp(bob!.id), recipient: 'bob@example.org', originalMessageId: sent.message.message_id_header }),
+    );
     expect(r.data!.code).toBe(250);
     expect(await statuses(h, sent.id)).toEqual({ 'alice@example.org': 'delivered', 'bob@example.org': 'bounced', 'carol@example.org': 'delivered' });
     expect(await suppressed(h, to)).toEqual(['bob@example.org']);
 
     // To fbl@, the quoted original's Return-Path carries Carol's token: Carol only.
-    const c = await sendMail(h.port, '', [FBL], multiDsn({ to: FBL, recipients: ['carol@example.org', 'alice@example.org'], messageId: sent.message.message_id_header, returnPath: h.verp(carol!.id) }));
+    const c = await sendMail(
+      h.port,
+      '',
+      [FBL],
+      multiDsn({ to: FBL, recipients: ['carol@example.org', 'alice@example.org'], messageId: sent.message.message_id_header, returnPath: h.verp(carol!.id) }),
+    );
     expect(c.data!.code).toBe(250);
     expect(await statuses(h, sent.id)).toEqual({ 'alice@example.org': 'delivered', 'bob@example.org': 'bounced', 'carol@example.org': 'bounced' });
     expect(await suppressed(h, to)).toEqual(['bob@example.org', 'carol@example.org']);

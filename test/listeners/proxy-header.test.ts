@@ -3,8 +3,7 @@ import { addressMatcher } from '../../src/listeners/guard.ts';
 import { PROXY_HEADER_MAX, readProxyHeader } from '../../src/listeners/proxy-header.ts';
 
 const SIGNATURE = [0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a];
-const v2 = (command: number, family: number, body: number[]) =>
-  Buffer.from([...SIGNATURE, 0x20 | command, family, body.length >> 8, body.length & 0xff, ...body]);
+const v2 = (command: number, family: number, body: number[]) => Buffer.from([...SIGNATURE, 0x20 | command, family, body.length >> 8, body.length & 0xff, ...body]);
 
 describe('reading a PROXY protocol header', () => {
   it('v1: TCP4, TCP6 and UNKNOWN, with what follows left to the client', () => {
@@ -28,7 +27,13 @@ describe('reading a PROXY protocol header', () => {
     const line = Buffer.from('PROXY TCP4 192.0.2.7 127.0.0.1 40000 587\r\n');
     const four = v2(1, 0x11, [192, 0, 2, 7, 127, 0, 0, 1, 0, 1, 0, 2]);
     for (const whole of [line, four]) for (let n = 0; n < whole.length; n++) expect(readProxyHeader(whole.subarray(0, n))).toBe('incomplete');
-    for (const bad of ['EHLO x\r\n', 'PROXY TCP4 192.0.2.7 ::1 1 2\r\n', 'PROXY TCP4 192.0.2.7 127.0.0.1 99999 2\r\n', 'PROXY UDP4 a b 1 2\r\n', 'PROXY TCP4 1.2.3.4 1.2.3.4 1 2\n']) {
+    for (const bad of [
+      'EHLO x\r\n',
+      'PROXY TCP4 192.0.2.7 ::1 1 2\r\n',
+      'PROXY TCP4 192.0.2.7 127.0.0.1 99999 2\r\n',
+      'PROXY UDP4 a b 1 2\r\n',
+      'PROXY TCP4 1.2.3.4 1.2.3.4 1 2\n',
+    ]) {
       expect(readProxyHeader(Buffer.from(bad))).toHaveProperty('problem');
     }
     expect(readProxyHeader(Buffer.from(`PROXY ${'x'.repeat(200)}`))).toStrictEqual({ problem: 'PROXY v1 line over 107 bytes' });

@@ -65,11 +65,22 @@ describe.each(STORES)('accepting many messages at once (%s)', (kind) => {
     await accept.accept(principal, validateSend({ from: 'a@acme.test', to: ['first@example.org'], subject: 'first', text: 'x' }, clock.now()));
     const seen: string[] = [];
     db.on('query', (q: { sql: string }) => seen.push(q.sql.trim().split(/\s+/)[0]!.toLowerCase()));
-    const bodies = Array.from({ length: 20 }, (_, i) => ({ from: 'a@acme.test', to: [`u${i}@example.org`, ...(i % 4 === 0 ? ['Gone@example.org'] : [])], subject: `S ${i}`, text: 'x' }));
+    const bodies = Array.from({ length: 20 }, (_, i) => ({
+      from: 'a@acme.test',
+      to: [`u${i}@example.org`, ...(i % 4 === 0 ? ['Gone@example.org'] : [])],
+      subject: `S ${i}`,
+      text: 'x',
+    }));
     const answers = await Promise.all(bodies.map((body) => accept.accept(principal, validateSend(body, clock.now()))));
     expect(answers.map((a) => a.status)).toStrictEqual(bodies.map(() => 201));
     if (kind === 'pg') expect(seen).toStrictEqual(['select', 'with']);
-    const statuses = await db('recipients').whereIn('message_id', answers.map((a) => a.body.id)).where({ address: 'Gone@example.org' }).pluck('status');
+    const statuses = await db('recipients')
+      .whereIn(
+        'message_id',
+        answers.map((a) => a.body.id),
+      )
+      .where({ address: 'Gone@example.org' })
+      .pluck('status');
     expect(statuses).toStrictEqual(['suppressed', 'suppressed', 'suppressed', 'suppressed', 'suppressed']);
     expect((await server.api('GET', '/usage', { key: ws.apiKey })).body.totals).toStrictEqual({ transactional: 21, broadcast: 0 });
   });

@@ -47,7 +47,11 @@ describe.each(STORES)('suppression on send (%s)', (kind) => {
 
   it('manages entries through /suppressions and refuses domain-scoped keys', async () => {
     const { server, ws, get } = await ready(kind);
-    for (const [address, stream] of [['a@x.org', 'transactional'], ['b@x.org', 'broadcast'], ['c@x.org', 'broadcast']]) {
+    for (const [address, stream] of [
+      ['a@x.org', 'transactional'],
+      ['b@x.org', 'broadcast'],
+      ['c@x.org', 'broadcast'],
+    ]) {
       await server.api('POST', '/suppressions', { key: ws.apiKey, body: { address, stream } });
     }
     const page1 = await get('/suppressions?stream=broadcast&limit=1');

@@ -7,8 +7,7 @@ async function ready(kind: 'sqlite' | 'pg', clock?: ManualClock) {
   const server = await startTestServer(kind, { clock });
   const ws = await server.workspace();
   await server.verifiedDomain(ws.id, 'acme.test');
-  const send = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
-    server.api('POST', '/emails', { key: ws.apiKey, body, headers });
+  const send = (body: Record<string, unknown>, headers: Record<string, string> = {}) => server.api('POST', '/emails', { key: ws.apiKey, body, headers });
   return { server, ws, send };
 }
 
@@ -50,9 +49,7 @@ describe.each(STORES)('POST /emails (%s)', (kind) => {
     expect(got.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(got.body.message_id).toMatch(new RegExp(`^<${res.body.id}\\.[0-9a-f]+@acme\\.test>$`));
     // Duplicates collapse case-insensitively: four distinct recipients.
-    expect(got.body.recipients.map((r: { address: string }) => r.address)).toStrictEqual([
-      'user@example.org', 'two@example.net', 'cc@example.org', 'bcc@example.org',
-    ]);
+    expect(got.body.recipients.map((r: { address: string }) => r.address)).toStrictEqual(['user@example.org', 'two@example.net', 'cc@example.org', 'bcc@example.org']);
     for (const r of got.body.recipients) expect(r).toMatchObject({ status: 'queued', attempts: 0, last_response: null });
   });
 
@@ -126,7 +123,12 @@ describe.each(STORES)('POST /emails (%s)', (kind) => {
 
   it('accepts attachments alone as content', async () => {
     const { server, ws, send } = await ready(kind);
-    const res = await send({ from: base.from, to: base.to, subject: 'File', attachments: [{ filename: 'r.pdf', content: Buffer.from('%PDF').toString('base64'), content_type: 'application/pdf' }] });
+    const res = await send({
+      from: base.from,
+      to: base.to,
+      subject: 'File',
+      attachments: [{ filename: 'r.pdf', content: Buffer.from('%PDF').toString('base64'), content_type: 'application/pdf' }],
+    });
     expect(res.status).toBe(201);
     expect((await server.api('GET', `/emails/${res.body.id}`, { key: ws.apiKey })).body.status).toBe('queued');
   });

@@ -40,7 +40,11 @@ function greeting(socket: Socket): Promise<string> {
   });
 }
 
-const settle = (p: Promise<unknown>) => p.then((v) => `ok ${String(v).slice(0, 3)}`, (err: NodeJS.ErrnoException) => `failed ${err.code ?? err.message}`);
+const settle = (p: Promise<unknown>) =>
+  p.then(
+    (v) => `ok ${String(v).slice(0, 3)}`,
+    (err: NodeJS.ErrnoException) => `failed ${err.code ?? err.message}`,
+  );
 
 describe('/healthz as readiness', () => {
   it('says 200 only once every listener of `serve` accepts, on a fresh data directory; 503 names the roles still starting', { timeout: 60_000 }, async () => {
@@ -85,7 +89,11 @@ describe('/healthz as readiness', () => {
     for (const error of notReady) expect(error).toMatch(/^Not ready: (api|submission|inbound|delivery|webhooks)(, (submission|inbound|delivery|webhooks))*$/);
 
     expect(await serve.stop()).toBe(0);
-    const lines = serve.log().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string });
+    const lines = serve
+      .log()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { msg: string });
     expect(lines.filter((l) => /\bready\b/i.test(l.msg)).map((l) => l.msg)).toStrictEqual(['ready: api, submission, inbound, delivery, webhooks']);
   });
 });

@@ -22,10 +22,20 @@ it('quick start: serve --sandbox, create, add and verify a *.test domain, send w
   const file = join(dir, 'config.json');
   writeFileSync(
     file,
-    JSON.stringify({ dataDir: join(dir, 'data'), http: { host: '127.0.0.1' }, inbound: { host: '127.0.0.1', port: 0 }, submission: { host: '127.0.0.1', port: 0, tlsPort: 0 } }),
+    JSON.stringify({
+      dataDir: join(dir, 'data'),
+      http: { host: '127.0.0.1' },
+      inbound: { host: '127.0.0.1', port: 0 },
+      submission: { host: '127.0.0.1', port: 0, tlsPort: 0 },
+    }),
   );
   const serve = await spawnServe(file, ['--sandbox']);
-  await until(() => serve.log(), (log) => log.includes('./bin/mailsvc inbox list'), 20_000, 'the sandbox walk-through');
+  await until(
+    () => serve.log(),
+    (log) => log.includes('./bin/mailsvc inbox list'),
+    20_000,
+    'the sandbox walk-through',
+  );
   expect(serve.log()).toContain('Sandbox mode: nothing leaves this machine');
 
   // The second terminal: the CLI in sandbox mode too, so that *.test domains verify without DNS.
@@ -43,8 +53,7 @@ it('quick start: serve --sandbox, create, add and verify a *.test domain, send w
   });
   expect(sent.status).toBe(201);
   const started = performance.now();
-  const inboxApi = async () =>
-    (await (await fetch(`${serve.url}/api/v1/sandbox/messages`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: any[] };
+  const inboxApi = async () => (await (await fetch(`${serve.url}/api/v1/sandbox/messages`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: any[] };
   const { data } = await until(inboxApi, (page) => page.data.length > 0, 10_000, 'the capture');
   expect(performance.now() - started).toBeLessThan(1000);
 
@@ -74,7 +83,12 @@ it('quick start: serve --sandbox, create, add and verify a *.test domain, send w
   chmodSync(join(bare, 'xdg-open'), 0o755);
   const opened = await runCli(['--config', file, 'inbox', 'open', String(data[0].id)], { PATH: bare });
   expect(opened.stdout).toMatch(/^Opened .*message-\d+\.eml\n$/);
-  await until(() => existsSync(marker) && readFileSync(marker, 'utf8').trim(), (v) => Boolean(v), 10_000, 'the opener');
+  await until(
+    () => existsSync(marker) && readFileSync(marker, 'utf8').trim(),
+    (v) => Boolean(v),
+    10_000,
+    'the opener',
+  );
   expect(readFileSync(marker, 'utf8').trim()).toBe(opened.stdout.slice('Opened '.length).trim());
 
   expect(await serve.stop()).toBe(0);

@@ -49,10 +49,14 @@ describe.each(STORES)('sandbox mode (%s)', (kind) => {
     expect(detail.size).toBe(Buffer.byteLength(detail.raw));
 
     // The capture is the delivery's SMTP transaction; its outcome is committed right after it.
-    const message = await until(async () => {
-      const detail = await env.detail(id);
-      return detail.status === 'delivered' && detail;
-    }, 'the delivered outcome', 2000);
+    const message = await until(
+      async () => {
+        const detail = await env.detail(id);
+        return detail.status === 'delivered' && detail;
+      },
+      'the delivered outcome',
+      2000,
+    );
     expect(message.events.map((e: { event: string }) => e.event)).toEqual(['email.delivered']);
     expect(message.events[0].provider.reporting_mta).toBe(SIM);
     // Nothing left the machine: no MX or key lookup in the DNS, no connection to delivery.port.
@@ -120,9 +124,7 @@ describe.each(STORES)('sandbox mode (%s)', (kind) => {
 
     // Every copy is in the inbox, each with its own outcome and a DKIM pass.
     const all = await env.inbox('?email_id=' + id);
-    expect(all.map((r) => [r.recipient, r.outcome]).sort()).toEqual(
-      [...to.map((a) => [a, a.split('@')[0]]), [`deferred@${SIM}`, 'deferred']].sort(),
-    );
+    expect(all.map((r) => [r.recipient, r.outcome]).sort()).toEqual([...to.map((a) => [a, a.split('@')[0]]), [`deferred@${SIM}`, 'deferred']].sort());
     expect(new Set(all.map((r) => r.dkim.result))).toEqual(new Set(['pass']));
   });
 
@@ -138,9 +140,9 @@ describe.each(STORES)('sandbox mode (%s)', (kind) => {
   it('the inbox is scoped to the key: its workspace, and for a domain-scoped key its domain', async () => {
     const env = await sandboxEnv(kind, { roles: ['api', 'delivery'] });
     const other = await env.server.workspace();
-    await env.server.api('POST', '/domains', { key: other.apiKey, body: { name: 'other.test' } }).then((r) =>
-      env.server.api('POST', `/domains/${r.body.id}/verify`, { key: other.apiKey }),
-    );
+    await env.server
+      .api('POST', '/domains', { key: other.apiKey, body: { name: 'other.test' } })
+      .then((r) => env.server.api('POST', `/domains/${r.body.id}/verify`, { key: other.apiKey }));
     const second = await env.server.api('POST', '/domains', { key: env.ws.apiKey, body: { name: 'second.test' } });
     await env.server.api('POST', `/domains/${second.body.id}/verify`, { key: env.ws.apiKey });
     const scoped = (await env.server.api('POST', '/api-keys', { key: env.ws.apiKey, body: { name: 'acme only', domain: DOMAIN } })).body.api_key;

@@ -31,7 +31,12 @@ describe.skipIf(!CLUSTER_PG)('periodic jobs run by three processes at once (pg)'
     const workers = [open(), open(), open()];
     const released = await Promise.all(workers.map((w) => queueRepo.releaseScheduled(w, AT + 1)));
     expect(released.reduce((a, b) => a + b, 0)).toBe(ids.length);
-    expect(await db('recipients').where({ status: 'queued' }).count({ n: '*' }).then((r) => Number(r[0]!.n))).toBe(ids.length);
+    expect(
+      await db('recipients')
+        .where({ status: 'queued' })
+        .count({ n: '*' })
+        .then((r) => Number(r[0]!.n)),
+    ).toBe(ids.length);
     expect(await db('messages').pluck('status')).toStrictEqual(Array(6).fill('queued'));
     // Nothing is due before its time.
     await messageWith(db, ['scheduled'], AT + 60_000);
@@ -54,7 +59,10 @@ describe.skipIf(!CLUSTER_PG)('periodic jobs run by three processes at once (pg)'
         }
       }),
     );
-    const all = claimed.flat().map((r) => r.id).sort((a, b) => a - b);
+    const all = claimed
+      .flat()
+      .map((r) => r.id)
+      .sort((a, b) => a - b);
     expect(all).toStrictEqual([...recipientIds].sort((a, b) => a - b));
     const owners = await db('recipients').distinct('lease_owner').pluck('lease_owner');
     expect(owners.every((o: string) => o.startsWith('live:'))).toBe(true);
@@ -72,7 +80,9 @@ describe.skipIf(!CLUSTER_PG)('periodic jobs run by three processes at once (pg)'
       Array.from({ length: 50 }, (_, i) => ({ api_key_id: 1, idem_key: `k${i}`, request_hash: 'h', response_status: 201, response_body: '{}', created_at: AT })),
     );
     const now = AT + 31 * 86_400_000;
-    const runs = await Promise.all([open(), open(), open()].map(async (w) => ({ ...(await pruneExpired(w, new ManualClock(now))), ...(await pruneRetained(w, now, 30)) })));
+    const runs = await Promise.all(
+      [open(), open(), open()].map(async (w) => ({ ...(await pruneExpired(w, new ManualClock(now))), ...(await pruneRetained(w, now, 30)) })),
+    );
     expect(runs.reduce((n, r) => n + r.idempotency, 0)).toBe(50);
     expect(runs.reduce((n, r) => n + r.messageBodies, 0)).toBe(old.length);
     expect(await db('message_contents').pluck('message_id')).toStrictEqual([fresh.messageId]);
@@ -90,7 +100,12 @@ describe.skipIf(!CLUSTER_PG)('periodic jobs run by three processes at once (pg)'
     expect(decisions.filter((d) => d.allowed)).toHaveLength(30);
     expect(decisions.filter((d) => !d.allowed).every((d) => d.retryAfter! > 0)).toBe(true);
     // Each admitted request saw the count as it was just before it: every remaining figure once.
-    expect(decisions.filter((d) => d.allowed).map((d) => d.remaining).sort((a, b) => a - b)).toStrictEqual(Array.from({ length: 30 }, (_, i) => i));
+    expect(
+      decisions
+        .filter((d) => d.allowed)
+        .map((d) => d.remaining)
+        .sort((a, b) => a - b),
+    ).toStrictEqual(Array.from({ length: 30 }, (_, i) => i));
   });
 
   it('lease renewal does not wait for a row its own outcome commit holds: it renews the others and that one next time', async () => {

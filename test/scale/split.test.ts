@@ -34,7 +34,10 @@ describe.skipIf(!CLUSTER_PG)('three serve processes on one PostgreSQL', () => {
     // Every process took a share of the work.
     expect(cluster.deliveredBy().every((n) => n > 0)).toBe(true);
 
-    const events = (await cluster.services.db('events').where({ event: 'email.delivered' }).groupBy('email_id').select('email_id').count({ n: '*' })) as unknown as { email_id: number; n: string | number }[];
+    const events = (await cluster.services.db('events').where({ event: 'email.delivered' }).groupBy('email_id').select('email_id').count({ n: '*' })) as unknown as {
+      email_id: number;
+      n: string | number;
+    }[];
     expect(events).toHaveLength(MESSAGES);
     expect(events.every((e) => Number(e.n) === 1 && ids.has(Number(e.email_id)))).toBe(true);
 
@@ -48,10 +51,14 @@ describe.skipIf(!CLUSTER_PG)('three serve processes on one PostgreSQL', () => {
     expect(told.size).toBe(MESSAGES);
     expect(Math.max(...told.values())).toBe(1);
     // Nothing more trickles in once everything is marked delivered on the endpoint.
-    await until(async () => {
-      const [row] = await cluster.services.db('webhook_deliveries').whereNot({ status: 'delivered' }).count({ n: '*' });
-      return Number(row!.n) === 0;
-    }, 'every webhook delivery marked delivered', 30_000);
+    await until(
+      async () => {
+        const [row] = await cluster.services.db('webhook_deliveries').whereNot({ status: 'delivered' }).count({ n: '*' });
+        return Number(row!.n) === 0;
+      },
+      'every webhook delivery marked delivered',
+      30_000,
+    );
     expect(receiver.requests).toHaveLength(MESSAGES);
   });
 });

@@ -24,13 +24,19 @@ const ATTACK_BUDGET_MS = 250;
 
 /** recheck's attack as it writes it, e.g. `'a'.repeat(12903) + '\n'`, built without eval. */
 function attackString(expression: string): string {
-  return expression.split(' + ').map((term) => {
-    const m = /^'((?:[^'\\]|\\.)*)'(?:\.repeat\((\d+)\))?$/.exec(term);
-    if (!m) throw new Error(`unexpected attack term ${term}`);
-    const escaped = m[1]!.replace(/\\'/g, "'").replace(/"/g, '\\"').replace(/\\x([0-9a-fA-F]{2})/g, '\\u00$1');
-    const text = JSON.parse(`"${escaped}"`) as string;
-    return text.repeat(Number(m[2] ?? 1));
-  }).join('');
+  return expression
+    .split(' + ')
+    .map((term) => {
+      const m = /^'((?:[^'\\]|\\.)*)'(?:\.repeat\((\d+)\))?$/.exec(term);
+      if (!m) throw new Error(`unexpected attack term ${term}`);
+      const escaped = m[1]!
+        .replace(/\\'/g, "'")
+        .replace(/"/g, '\\"')
+        .replace(/\\x([0-9a-fA-F]{2})/g, '\\u00$1');
+      const text = JSON.parse(`"${escaped}"`) as string;
+      return text.repeat(Number(m[2] ?? 1));
+    })
+    .join('');
 }
 
 function matchMs(p: { source: string; flags: string }, input: string): number {
@@ -57,7 +63,8 @@ describe(`regular expressions over untrusted input (${UNTRUSTED_INPUT_SOURCES.jo
       if (!verdict) {
         const r = await check(p.source, p.flags, { timeout: 10_000 });
         if (r.status === 'vulnerable') problems.push(`${p.where} ${key}: vulnerable, e.g. ${r.attack.pattern}`);
-        else if (r.status === 'unknown') problems.push(`${p.where} ${key}: recheck could not decide (${r.error.kind}); rewrite it, or review it in regexp-reviews.ts and run update-regexp-verdicts.ts`);
+        else if (r.status === 'unknown')
+          problems.push(`${p.where} ${key}: recheck could not decide (${r.error.kind}); rewrite it, or review it in regexp-reviews.ts and run update-regexp-verdicts.ts`);
         continue;
       }
       if (verdict.status === 'vulnerable') {

@@ -14,10 +14,8 @@ const TOKEN_BETWEEN_WORDS = 'one whitespace-free token between literal words: ea
 const ADDRESS_IN_LINE = 'address with an @-free local part and dot-separated domain labels: one way to split it';
 
 export const REVIEWED: Record<string, string> = {
-  [String.raw`(?:deliver(?:ing|ed)?|sen[dt]|message|mail|e-?mail) (?:\S+ ){0,4}to:?\s+<?((?:"[^"]+"|[^\s<>()"',;:@]+)@[A-Za-z0-9\-\[\]:]*[A-Za-z0-9\]](?:\.[A-Za-z0-9\-\[\]:]*[A-Za-z0-9\]])*)>?[.:,]?\s*(?:\(|$|was|is|has|could|failed|because|\.)`]:
-    `${ADDRESS_IN_LINE}; at most four tokens after a keyword, each read once`,
-  [String.raw`^\s{0,8}<?((?:"[^"]+"|[^\s<>()"',;:@]+)@[A-Za-z0-9\-\[\]:]*[A-Za-z0-9\]](?:\.[A-Za-z0-9\-\[\]:]*[A-Za-z0-9\]])*)>?\s*(?:\(generated from|\(expanded from|<[^>]+>:|:\s+\S)`]:
-    `${ADDRESS_IN_LINE}; anchored at the line start`,
+  [String.raw`(?:deliver(?:ing|ed)?|sen[dt]|message|mail|e-?mail) (?:\S+ ){0,4}to:?\s+<?((?:"[^"]+"|[^\s<>()"',;:@]+)@[A-Za-z0-9\-\[\]:]*[A-Za-z0-9\]](?:\.[A-Za-z0-9\-\[\]:]*[A-Za-z0-9\]])*)>?[.:,]?\s*(?:\(|$|was|is|has|could|failed|because|\.)`]: `${ADDRESS_IN_LINE}; at most four tokens after a keyword, each read once`,
+  [String.raw`^\s{0,8}<?((?:"[^"]+"|[^\s<>()"',;:@]+)@[A-Za-z0-9\-\[\]:]*[A-Za-z0-9\]](?:\.[A-Za-z0-9\-\[\]:]*[A-Za-z0-9\]])*)>?\s*(?:\(generated from|\(expanded from|<[^>]+>:|:\s+\S)`]: `${ADDRESS_IN_LINE}; anchored at the line start`,
   // A plain string: String.raw would keep the backslash before each backtick.
   ["(?<![A-Za-z0-9!#$%&'*+/=?^_`{|}~.-])[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+|\\[[0-9A-Fa-f:.]+\\])"]:
     'the look-behind refuses a start inside a run of local-part characters, so each run is read from its first character only; domain labels are dot-separated',

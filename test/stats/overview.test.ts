@@ -19,7 +19,16 @@ describe.each(STORES)('GET /stats/daily and /stats/queue (%s)', (kind) => {
     const key = await server.services.tenancy.createKey(workspaceId, {});
     const emit = (event: EventName, at: number, bounceType?: 'permanent' | 'transient' | 'blocked') =>
       db.transaction((tx) =>
-        recordEvent(tx, { workspaceId, emailId: messageId, recipientId: null, event, recipient: 'r0@example.org', at, provider: { response: 'x', reporting_mta: 'mx' }, ...(bounceType ? { bounceType } : {}) }),
+        recordEvent(tx, {
+          workspaceId,
+          emailId: messageId,
+          recipientId: null,
+          event,
+          recipient: 'r0@example.org',
+          at,
+          provider: { response: 'x', reporting_mta: 'mx' },
+          ...(bounceType ? { bounceType } : {}),
+        }),
       );
     await emit('email.delivered', yesterday + HOUR);
     await emit('email.bounced', clock.now() - HOUR, 'permanent');
@@ -38,7 +47,15 @@ describe.each(STORES)('GET /stats/daily and /stats/queue (%s)', (kind) => {
     expect(row('2026-11-21', 'broadcast')).toMatchObject({ sent: 0, delivered: 0, opened: 0 });
 
     const queue = await server.api('GET', '/stats/queue', { key: key.secret });
-    expect(queue.body).toMatchObject({ deferred: 1, queued: 1, scheduled: 0, sending: 0, oldest_deferred_since: '2026-11-20T21:00:00.000Z', oldest_deferred_age_seconds: 13 * 3600, next_retry_at: '2026-11-20T21:00:00.000Z' });
+    expect(queue.body).toMatchObject({
+      deferred: 1,
+      queued: 1,
+      scheduled: 0,
+      sending: 0,
+      oldest_deferred_since: '2026-11-20T21:00:00.000Z',
+      oldest_deferred_age_seconds: 13 * 3600,
+      next_retry_at: '2026-11-20T21:00:00.000Z',
+    });
 
     expect((await server.api('GET', '/stats/daily?days=91', { key: key.secret })).status).toBe(422);
     // Another workspace and a domain key of another domain see none of it.

@@ -46,7 +46,12 @@ describe.each(STORES)('statuses set by the claim and the release of scheduled ro
     const due = specs.flat().filter((s) => typeof s === 'string' && ['queued', 'deferred', 'sending'].includes(s)).length;
     const claimed = await queueRepo.claim(db, { owner: 'w2', now: AT, leaseMs: 60_000, limit: 100_000 });
     expect(claimed).toHaveLength(due);
-    expect(await offRule(db, messages.map((m) => m.messageId))).toStrictEqual([]);
+    expect(
+      await offRule(
+        db,
+        messages.map((m) => m.messageId),
+      ),
+    ).toStrictEqual([]);
   });
 
   it('releasing scheduled rows leaves every message with the status the rule gives its recipients', async () => {
@@ -56,6 +61,11 @@ describe.each(STORES)('statuses set by the claim and the release of scheduled ro
     const { messages } = await messagesWith(db, specs, AT);
     const released = await queueRepo.releaseScheduled(db, AT, 100_000);
     expect(released).toBe(256 * 2);
-    expect(await offRule(db, messages.map((m) => m.messageId))).toStrictEqual([]);
+    expect(
+      await offRule(
+        db,
+        messages.map((m) => m.messageId),
+      ),
+    ).toStrictEqual([]);
   });
 });

@@ -9,7 +9,10 @@ describe.each(STORES)('storage errors (%s)', (kind) => {
     const { db } = await migratedStore(kind);
     const row = { api_key_id: 1, idem_key: 'k', request_hash: 'h', response_status: 201, response_body: '{"id":1}', created_at: 1000 };
     await idempotencyRepo.store(db, row, 0);
-    const second = await idempotencyRepo.store(db, { ...row, response_body: '{"id":2}' }, 0).then(() => null, (e: unknown) => e);
+    const second = await idempotencyRepo.store(db, { ...row, response_body: '{"id":2}' }, 0).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(second).toBeInstanceOf(DuplicateKeyError);
     expect((second as DuplicateKeyError).table).toBe('idempotency_keys');
     expect((await idempotencyRepo.find(db, 1, 'k', 0))?.response_body).toBe('{"id":1}');

@@ -11,7 +11,10 @@ async function counters(kind: StoreKind): Promise<{ open(): Db }> {
     t.integer('id').primary();
     t.integer('v').notNullable();
   });
-  await first('counters').insert([{ id: 1, v: 0 }, { id: 2, v: 0 }]);
+  await first('counters').insert([
+    { id: 1, v: 0 },
+    { id: 2, v: 0 },
+  ]);
   return { open };
 }
 
@@ -113,15 +116,16 @@ describe.each(STORES)('lingering while busy (%s)', (kind) => {
     await new Promise((resolve) => setImmediate(resolve));
     const b = bump();
     let c: Promise<unknown> | null = null;
-    const cQueued = new Promise<void>((resolve) =>
-      void a.then(() =>
-        setImmediate(() =>
-          setImmediate(() => {
-            c = bump();
-            resolve();
-          }),
+    const cQueued = new Promise<void>(
+      (resolve) =>
+        void a.then(() =>
+          setImmediate(() =>
+            setImmediate(() => {
+              c = bump();
+              resolve();
+            }),
+          ),
         ),
-      ),
     );
     release.open();
     await Promise.all([a, b, cQueued]);

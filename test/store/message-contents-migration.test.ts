@@ -29,10 +29,16 @@ describe.each(STORES)('bodies moved out of the messages rows (%s)', (kind) => {
       created_at: AT,
       scheduled_at: null,
     });
-    const ids = (await db('messages').insert([message(1, '{"kind":"fields","text":"one"}'), message(2, null)]).returning('id')).map((r: number | { id: number }) => (typeof r === 'object' ? r.id : r));
+    const ids = (
+      await db('messages')
+        .insert([message(1, '{"kind":"fields","text":"one"}'), message(2, null)])
+        .returning('id')
+    ).map((r: number | { id: number }) => (typeof r === 'object' ? r.id : r));
 
     await db.migrate.latest({ migrationSource: source });
-    expect(await db('message_contents').orderBy('message_id').select('message_id', 'content')).toStrictEqual([{ message_id: ids[0], content: '{"kind":"fields","text":"one"}' }]);
+    expect(await db('message_contents').orderBy('message_id').select('message_id', 'content')).toStrictEqual([
+      { message_id: ids[0], content: '{"kind":"fields","text":"one"}' },
+    ]);
     expect(Object.keys(await db('messages').first())).not.toContain('content');
     expect((await messagesRepo.byId(db, ids[0]!))?.content).toBe('{"kind":"fields","text":"one"}');
     expect((await messagesRepo.byId(db, ids[1]!))?.content).toBeNull();

@@ -25,7 +25,10 @@ describe.each(STORES)('message status derived in the database (%s)', (kind) => {
     const combos = [...[1, 2, 3].flatMap((n) => multisets(n)), ...ALL_SETS.filter((set) => set.length > 3)];
     expect(combos).toHaveLength(9 + 45 + 165 + 382);
     const { messages } = await messagesWith(db, combos);
-    const stored = await messagesRepo.byIds(db, messages.map((m) => m.messageId));
+    const stored = await messagesRepo.byIds(
+      db,
+      messages.map((m) => m.messageId),
+    );
     const wrong = combos.flatMap((statuses, i) => {
       const status = stored.get(messages[i]!.messageId)!.status;
       return status === messageStatusOf(statuses) ? [] : [`${statuses.join(',')} → ${status}, expected ${messageStatusOf(statuses)}`];

@@ -51,10 +51,12 @@ describe.each(STORES)('webhook outbox (%s)', (kind) => {
       at,
     });
     // An event whose transaction rolls back leaves neither itself nor deliveries behind.
-    await db.transaction(async (tx) => {
-      await recordEvent(tx, event('email.delivered', 0));
-      throw new Error('roll back');
-    }).catch(() => undefined);
+    await db
+      .transaction(async (tx) => {
+        await recordEvent(tx, event('email.delivered', 0));
+        throw new Error('roll back');
+      })
+      .catch(() => undefined);
     expect(await eventsRepo.payloadsOf(db, messageId)).toStrictEqual([]);
 
     await db.transaction((tx) => recordEvent(tx, event('email.delivered', 0)));
@@ -75,7 +77,8 @@ describe.each(STORES)('webhook outbox (%s)', (kind) => {
     // finished goes, with them.
     const later = at + 31 * DAY;
     expect((await pruneRetained(db, later, 30)).events).toBe(0);
-    for (const d of await webhooksRepo.deliveriesOf(db, deliveredId)) await webhooksRepo.setDeliveryStatus(db, d.id, d.endpoint_id === all ? 'delivered' : 'failed', later);
+    for (const d of await webhooksRepo.deliveriesOf(db, deliveredId))
+      await webhooksRepo.setDeliveryStatus(db, d.id, d.endpoint_id === all ? 'delivered' : 'failed', later);
     const bouncedDeliveries = await webhooksRepo.deliveriesOf(db, bouncedId);
     await webhooksRepo.setDeliveryStatus(db, bouncedDeliveries[0].id, 'delivered', later);
     expect((await pruneRetained(db, later, 30)).events).toBe(1);

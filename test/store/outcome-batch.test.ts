@@ -19,7 +19,15 @@ const deps = (owner: string): RecordDeps => ({
 });
 
 const delivered: Verdict = { kind: 'delivered', host: 'mx.example.org', code: 250, response: '250 2.0.0 Ok: queued' };
-const gone: Verdict = { kind: 'bounced', host: 'mx.example.org', code: 550, response: '550 5.1.1 No such user', bounceType: 'permanent', reason: 'unknown user', status: '5.1.1' };
+const gone: Verdict = {
+  kind: 'bounced',
+  host: 'mx.example.org',
+  code: 550,
+  response: '550 5.1.1 No such user',
+  bounceType: 'permanent',
+  reason: 'unknown user',
+  status: '5.1.1',
+};
 const later: Verdict = { kind: 'deferred', host: 'mx.example.org', code: 451, response: '451 4.3.0 Try again' };
 
 async function rowsOf(db: Db, ids: number[]): Promise<RecipientRow[]> {
@@ -76,8 +84,11 @@ describe.each(STORES)('outcomes written as one batch (%s)', (kind) => {
     // The other worker's outcome for a's last recipient, at the same millisecond: a's second
     // `email.delivered` is bumped by 1 ms, so (email, event, occurred_at) stays unique.
     const [takenOver] = await rowsOf(db, [a.recipientIds[3]!]);
-    expect((await db.transaction((tx) => recordVerdicts(tx, [{ row: takenOver!, message: message(a.messageId), verdict: delivered }], deps('w2'))))[0]!.outcome).toBe('delivered');
-    const events: { id: number; email_id: number; recipient_id: number; event: string; occurred_at: number | string; payload: string }[] = await db('events').orderBy('id');
+    expect((await db.transaction((tx) => recordVerdicts(tx, [{ row: takenOver!, message: message(a.messageId), verdict: delivered }], deps('w2'))))[0]!.outcome).toBe(
+      'delivered',
+    );
+    const events: { id: number; email_id: number; recipient_id: number; event: string; occurred_at: number | string; payload: string }[] =
+      await db('events').orderBy('id');
     expect(events.map((e) => [e.email_id, e.recipient_id, e.event, Number(e.occurred_at)])).toStrictEqual([
       [a.messageId, a.recipientIds[0], 'email.delivered', now],
       [a.messageId, a.recipientIds[1], 'email.bounced', now],
@@ -106,7 +117,12 @@ describe.each(STORES)('outcomes written as one batch (%s)', (kind) => {
     const seen: string[] = [];
     db.on('query', (q: { sql: string }) => seen.push(q.sql.trim().split(/\s+/)[0]!.toLowerCase()));
     await db.transaction(async (tx) => {
-      const written = await queueRepo.finishLeased(tx, 'w1', [{ id: rows[0]!.id, status: 'delivered', dueAt: null, attempts: 1, lastResponse: '250 ok', lastMx: 'mx' }], now);
+      const written = await queueRepo.finishLeased(
+        tx,
+        'w1',
+        [{ id: rows[0]!.id, status: 'delivered', dueAt: null, attempts: 1, lastResponse: '250 ok', lastMx: 'mx' }],
+        now,
+      );
       expect([...written]).toStrictEqual([rows[0]!.id]);
       // The message row is already ours: another transaction cannot take it.
       await expect(db.raw('select id from messages where id = ? for update nowait', [a.messageId])).rejects.toThrow(/could not obtain lock/);

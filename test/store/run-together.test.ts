@@ -112,7 +112,11 @@ describe.each(STORES)('writes sent together (%s)', (kind) => {
     const { workspaceId, messageId } = await messageWith(db, ['queued']);
     const seen = watch(db);
     const rows = await db.transaction((tx: Tx) =>
-      readAfter<{ id: number; subject: string }>(tx, [tx('messages').where({ id: messageId }).update({ subject: 'changed' })], tx('workspaces').where({ id: workspaceId }).select('id')),
+      readAfter<{ id: number; subject: string }>(
+        tx,
+        [tx('messages').where({ id: messageId }).update({ subject: 'changed' })],
+        tx('workspaces').where({ id: workspaceId }).select('id'),
+      ),
     );
     expect(rows.map((r) => Number(r.id))).toStrictEqual([workspaceId]);
     expect(seen).toHaveLength(kind === 'pg' ? 1 : 2);

@@ -70,7 +70,13 @@ describe('WAL sync', () => {
     expect(walSyncsCompleted() - start).toBe(0);
 
     start = walSyncsCompleted();
-    await db.transaction((tx) => tx('notes').insert({ text: 'undone' }).then(() => Promise.reject(new Error('undo')))).catch(() => undefined);
+    await db
+      .transaction((tx) =>
+        tx('notes')
+          .insert({ text: 'undone' })
+          .then(() => Promise.reject(new Error('undo'))),
+      )
+      .catch(() => undefined);
     expect(walSyncsCompleted() - start).toBe(0);
     expect(await db('notes').count({ n: '*' }).first()).toStrictEqual({ n: 3 });
   });

@@ -13,8 +13,7 @@ async function idle(port: number, localAddress: string): Promise<{ socket: Socke
   return { socket, closed };
 }
 
-const within = <T>(ms: number, p: Promise<T>) =>
-  Promise.race([p, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms).unref())]);
+const within = <T>(ms: number, p: Promise<T>) => Promise.race([p, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms).unref())]);
 
 describe('submission connections per client address', () => {
   it('a few addresses cannot fill the connection cap: past 10 per address they get 421 at once and another address is served', async () => {

@@ -31,8 +31,15 @@ describe.each(STORES)('submission crash safety (%s)', (kind) => {
     let killed: Promise<void> | null = null;
     const client = async (c: number) => {
       const transport = nodemailer.createTransport({
-        host: '127.0.0.1', port, secure: false, requireTLS: true, tls: { rejectUnauthorized: false }, auth: { user: 'app', pass: apiKey },
-        pool: true, maxConnections: 1, maxMessages: Infinity,
+        host: '127.0.0.1',
+        port,
+        secure: false,
+        requireTLS: true,
+        tls: { rejectUnauthorized: false },
+        auth: { user: 'app', pass: apiKey },
+        pool: true,
+        maxConnections: 1,
+        maxMessages: Infinity,
       } as SMTPPool.Options);
       try {
         for (let n = 0; killed === null; n++) {

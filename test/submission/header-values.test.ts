@@ -19,7 +19,14 @@ const BLOCKS = [
   ['From: <>', 'To: a@dest.test (comment) , b@dest.test'],
 ];
 
-const picked = (mail: Awaited<ReturnType<typeof simpleParser>>) => ({ from: mail.from, to: mail.to, cc: mail.cc, replyTo: mail.replyTo, subject: mail.subject, messageId: mail.messageId });
+const picked = (mail: Awaited<ReturnType<typeof simpleParser>>) => ({
+  from: mail.from,
+  to: mail.to,
+  cc: mail.cc,
+  replyTo: mail.replyTo,
+  subject: mail.subject,
+  messageId: mail.messageId,
+});
 
 describe('header values of a submission', () => {
   it.each(BLOCKS.map((block) => [block.join(' | ').slice(0, 80), block] as const))('are what simpleParser reads: %s', async (_name, block) => {

@@ -104,7 +104,14 @@ describe.each(STORES)('SMTP submission under hostile sessions (%s)', (kind) => {
     const { services, config } = env.server;
     const tls = await loadTlsCredentials(config.tls, config.dataDir, config.server.hostname, services.log);
     const listeners = await startSubmissionListeners(
-      { accept: services.accept, authenticate: (t) => services.tenancy.authenticate(t), rateLimit: services.rateLimit, clock: services.clock, log: services.log, hostname: 'mail.mailsvc.test' },
+      {
+        accept: services.accept,
+        authenticate: (t) => services.tenancy.authenticate(t),
+        rateLimit: services.rateLimit,
+        clock: services.clock,
+        log: services.log,
+        hostname: 'mail.mailsvc.test',
+      },
       { ...config.submission, tls, ...limits },
     );
     onTestFinished(() => listeners.close());

@@ -34,21 +34,27 @@ describe.each(STORES)('SMTP submission refusals (%s)', (kind) => {
 
   it('does not offer AUTH before STARTTLS when the loopback exemption is off, so a client that skips TLS sends no key and is refused; after STARTTLS it is taken', async () => {
     const env = await submissionEnv(kind, { submission: { loopbackInsecureAuth: false } });
-    const clear = await refusal(env.client({ requireTLS: false, ignoreTLS: true }).sendMail({ envelope: { from, to: ['a@dest.test'] }, raw: plain([`From: ${from}`, 'Subject: s']) }));
+    const clear = await refusal(
+      env.client({ requireTLS: false, ignoreTLS: true }).sendMail({ envelope: { from, to: ['a@dest.test'] }, raw: plain([`From: ${from}`, 'Subject: s']) }),
+    );
     expect(clear.code).toBe(530);
     expect(await env.client().verify()).toBe(true);
   });
 
   it('lets a loopback client authenticate without TLS by default', async () => {
     const env = await submissionEnv(kind);
-    const info = await env.client({ requireTLS: false, ignoreTLS: true }).sendMail({ envelope: { from, to: ['a@dest.test'] }, raw: plain([`From: ${from}`, 'To: a@dest.test', 'Subject: s']) });
+    const info = await env
+      .client({ requireTLS: false, ignoreTLS: true })
+      .sendMail({ envelope: { from, to: ['a@dest.test'] }, raw: plain([`From: ${from}`, 'To: a@dest.test', 'Subject: s']) });
     expect(queuedId(info.response)).toBeGreaterThan(0);
   });
 
   it('refuses a sender or From domain not verified for the key with 550 5.7.1 naming it; nothing is queued', async () => {
     const env = await submissionEnv(kind);
     await env.server.services.domains.add(env.ws.id, 'pending.test');
-    const atMail = await refusal(env.client().sendMail({ envelope: { from: 'x@pending.test', to: ['a@dest.test'] }, raw: plain(['From: x@pending.test', 'Subject: s']) }));
+    const atMail = await refusal(
+      env.client().sendMail({ envelope: { from: 'x@pending.test', to: ['a@dest.test'] }, raw: plain(['From: x@pending.test', 'Subject: s']) }),
+    );
     expect(atMail.code).toBe(550);
     expect(atMail.response).toMatch(/^550 5\.7\.1 .*pending\.test.*not verified/);
     const atData = await refusal(env.client().sendMail({ envelope: { from, to: ['a@dest.test'] }, raw: plain(['From: Someone <x@stranger.test>', 'Subject: s']) }));
@@ -69,7 +75,10 @@ describe.each(STORES)('SMTP submission refusals (%s)', (kind) => {
     const id = queuedId(info.response);
     const detail = await env.detail(id);
     expect(detail.stream).toBe('broadcast');
-    expect(Object.fromEntries(detail.recipients.map((r: { address: string; status: string }) => [r.address, r.status]))).toStrictEqual({ 'gone@dest.test': 'suppressed', 'here@dest.test': 'queued' });
+    expect(Object.fromEntries(detail.recipients.map((r: { address: string; status: string }) => [r.address, r.status]))).toStrictEqual({
+      'gone@dest.test': 'suppressed',
+      'here@dest.test': 'queued',
+    });
     expect(await env.worker().runOnce()).toMatchObject({ delivered: 1 });
     const [m] = await env.sink.waitForMessages(1);
     expect(m!.to).toStrictEqual(['here@dest.test']);
@@ -81,7 +90,13 @@ describe.each(STORES)('SMTP submission refusals (%s)', (kind) => {
     const send = (n: number) =>
       env.client().sendMail({
         envelope: { from, to: ['a@dest.test'] },
-        raw: plain([`From: ${from}`, 'Subject: once', `Date: Mon, 23 Nov 2026 10:0${n}:00 +0000`, `Message-ID: <try-${n}@${FROM_DOMAIN}>`, 'X-Mailsvc-Idempotency-Key: order-4711']),
+        raw: plain([
+          `From: ${from}`,
+          'Subject: once',
+          `Date: Mon, 23 Nov 2026 10:0${n}:00 +0000`,
+          `Message-ID: <try-${n}@${FROM_DOMAIN}>`,
+          'X-Mailsvc-Idempotency-Key: order-4711',
+        ]),
       });
     const first = queuedId((await send(1)).response);
     const second = queuedId((await send(2)).response);

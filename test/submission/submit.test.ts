@@ -45,7 +45,15 @@ describe.each(STORES)('SMTP submission (%s)', (kind) => {
 
     for (const id of ids) {
       const detail = await env.detail(id);
-      expect(detail).toMatchObject({ id, subject: SUBJECT, from: `Acme Shop <shop@${FROM_DOMAIN}>`, to: ['Alice <alice@dest.test>'], cc: [], bcc: ['hidden@dest.test'], stream: 'transactional' });
+      expect(detail).toMatchObject({
+        id,
+        subject: SUBJECT,
+        from: `Acme Shop <shop@${FROM_DOMAIN}>`,
+        to: ['Alice <alice@dest.test>'],
+        cc: [],
+        bcc: ['hidden@dest.test'],
+        stream: 'transactional',
+      });
       expect(detail.recipients.map((r: { address: string }) => r.address).sort()).toStrictEqual(['alice@dest.test', 'hidden@dest.test']);
     }
 
@@ -57,7 +65,12 @@ describe.each(STORES)('SMTP submission (%s)', (kind) => {
       expect(headerBlock(m.raw)).toMatch(/^DKIM-Signature:/m);
       // Line endings normalised to CRLF (MailComposer leaves the text's bare LF), and the final
       // CRLF the DATA terminator needs; otherwise the bytes as composed.
-      expect(bodyOf(m.raw).toString('latin1')).toBe(bodyOf(raw).toString('latin1').replace(/\r?\n/g, '\r\n').replace(/(?<!\r\n)$/, '\r\n'));
+      expect(bodyOf(m.raw).toString('latin1')).toBe(
+        bodyOf(raw)
+          .toString('latin1')
+          .replace(/\r?\n/g, '\r\n')
+          .replace(/(?<!\r\n)$/, '\r\n'),
+      );
       expect(await mailauthVerdict(m.raw, env.dns.address)).toStrictEqual(['pass']);
       if (dkimpyPython) expect(dkimpyVerdict(m.raw, `${domain.selector}._domainkey.${FROM_DOMAIN}`, dkimTxtRecord(domain.dkim_public_key))).toBe('pass');
       const parsed = await simpleParser(m.raw);
@@ -72,7 +85,18 @@ describe.each(STORES)('SMTP submission (%s)', (kind) => {
     const env = await submissionEnv(kind);
     env.mx('dest.test');
     const raw = Buffer.from(
-      [`From: shop@${FROM_DOMAIN}`, 'To: bob@dest.test', 'Return-Path: <evil@elsewhere.test>', 'X-Mailsvc-Note: internal', 'X-Custom: kept', 'Subject: plain', '', 'line one', 'line two', ''].join('\n'),
+      [
+        `From: shop@${FROM_DOMAIN}`,
+        'To: bob@dest.test',
+        'Return-Path: <evil@elsewhere.test>',
+        'X-Mailsvc-Note: internal',
+        'X-Custom: kept',
+        'Subject: plain',
+        '',
+        'line one',
+        'line two',
+        '',
+      ].join('\n'),
     );
     const info = await env.client().sendMail({ envelope: { from: `shop@${FROM_DOMAIN}`, to: ['bob@dest.test'] }, raw });
     const id = queuedId(info.response);
@@ -91,7 +115,27 @@ describe.each(STORES)('SMTP submission (%s)', (kind) => {
     ctx.skip(!swaks, 'swaks is not installed');
     const env = await submissionEnv(kind);
     const run = (args: string[]) =>
-      promisify(execFile)('swaks', ['--server', '127.0.0.1', '--auth-user', 'app', '--auth-password', env.ws.apiKey, '--from', `shop@${FROM_DOMAIN}`, '--to', 'a@dest.test', '--header', 'Subject: via swaks', '--body', 'hello', ...args], { timeout: 60_000 });
+      promisify(execFile)(
+        'swaks',
+        [
+          '--server',
+          '127.0.0.1',
+          '--auth-user',
+          'app',
+          '--auth-password',
+          env.ws.apiKey,
+          '--from',
+          `shop@${FROM_DOMAIN}`,
+          '--to',
+          'a@dest.test',
+          '--header',
+          'Subject: via swaks',
+          '--body',
+          'hello',
+          ...args,
+        ],
+        { timeout: 60_000 },
+      );
     const starttls = await run(['--port', String(env.ports.submission), '--tls', '--auth', 'LOGIN']);
     const implicit = await run(['--port', String(env.ports.submissions), '--tls-on-connect', '--auth', 'PLAIN']);
     for (const { stdout } of [starttls, implicit]) {

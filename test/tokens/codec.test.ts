@@ -122,9 +122,7 @@ describe('createTokenCodec', () => {
 
   it('refuses a keyring without its current key, an oversized key id or a short secret', () => {
     expect(() => createTokenCodec({ current: 'k9', keys: { k1: SECRET_A } })).toThrow(/not in the keyring/);
-    expect(() => createTokenCodec({ current: 'x'.repeat(17), keys: { ['x'.repeat(17)]: SECRET_A } })).toThrow(
-      /key id/,
-    );
+    expect(() => createTokenCodec({ current: 'x'.repeat(17), keys: { ['x'.repeat(17)]: SECRET_A } })).toThrow(/key id/);
     expect(() => createTokenCodec({ current: 'k1', keys: { k1: 'short' } })).toThrow(/at least 16 bytes/);
   });
 });

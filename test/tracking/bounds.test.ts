@@ -34,11 +34,17 @@ describe('caps on what one message costs to render', () => {
     const base = env.server.config.tracking.baseUrl;
     const body = html(40, untracked(base) + `<A HREF=" https://caps.example/ ">caps</A><a href='http://single.example/?a=1&amp;b=2'>q</a>`);
     // 42 tracked links: refused at 40, accepted at 42.
-    const refused = await env.server.api('POST', '/emails', { key: env.ws.apiKey, body: { from: `news@${FROM_DOMAIN}`, to: 'one@dest.test', subject: 'Hi', html: body } });
+    const refused = await env.server.api('POST', '/emails', {
+      key: env.ws.apiKey,
+      body: { from: `news@${FROM_DOMAIN}`, to: 'one@dest.test', subject: 'Hi', html: body },
+    });
     expect(refused.status).toBe(422);
 
     const render = createRenderStep({ tokens: env.server.services.tokens, baseUrl: base });
-    const own = await render({ html: body, text: null }, { tracking: { open: false, click: true }, recipient: { id: 7, address: 'one@dest.test' }, stream: 'transactional', returnPathDomain: 'x' });
+    const own = await render(
+      { html: body, text: null },
+      { tracking: { open: false, click: true }, recipient: { id: 7, address: 'one@dest.test' }, stream: 'transactional', returnPathDomain: 'x' },
+    );
     expect(own.html!.split(`${base}/t/c/`).length - 1).toBe(42);
   });
 
@@ -54,7 +60,10 @@ describe('caps on what one message costs to render', () => {
     expect(res.body.error).toMatch(/^Message too large once rendered: .*at most 200000 rendered bytes per message$/);
     // The same links rendered for real are indeed over the cap.
     const render = createRenderStep({ tokens: env.server.services.tokens, baseUrl: env.server.config.tracking.baseUrl });
-    const own = await render({ html: body, text: null }, { tracking: { open: true, click: true }, recipient: { id: 1, address: 'one@dest.test' }, stream: 'transactional', returnPathDomain: 'x' });
+    const own = await render(
+      { html: body, text: null },
+      { tracking: { open: true, click: true }, recipient: { id: 1, address: 'one@dest.test' }, stream: 'transactional', returnPathDomain: 'x' },
+    );
     expect(Buffer.byteLength(own.html!)).toBeGreaterThan(200_000);
     expect((await send(html(300))).status).toBe(201);
   });
@@ -64,7 +73,10 @@ describe('caps on what one message costs to render', () => {
     const { db } = env.server.services;
     const domain = (await domainsRepo.byName(db, FROM_DOMAIN))!;
     await domainsRepo.update(db, domain.id, { open_tracking: false, click_tracking: false });
-    const res = await env.server.api('POST', '/emails', { key: env.ws.apiKey, body: { from: `news@${FROM_DOMAIN}`, to: 'one@dest.test', subject: 'Hi', html: html(11) } });
+    const res = await env.server.api('POST', '/emails', {
+      key: env.ws.apiKey,
+      body: { from: `news@${FROM_DOMAIN}`, to: 'one@dest.test', subject: 'Hi', html: html(11) },
+    });
     expect(res.status).toBe(422);
     expect(res.body.error).toContain('at most 10 tracked links per message');
   });

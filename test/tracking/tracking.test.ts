@@ -59,7 +59,14 @@ describe.each(STORES)('open and click tracking (%s)', (kind) => {
     const pixel = await get(`${env.server.url}/t/o/${tokens.open.signId(recipientId)}`);
     expect(pixel.status).toBe(200);
     const render = createRenderStep({ tokens, baseUrl: env.server.url });
-    const tracked = (await render(await preparedFor(env, id), { tracking: { open: true, click: true }, recipient: { id: recipientId, address: 'one@dest.test' }, stream: 'transactional', returnPathDomain: 'x.test' })).html!;
+    const tracked = (
+      await render(await preparedFor(env, id), {
+        tracking: { open: true, click: true },
+        recipient: { id: recipientId, address: 'one@dest.test' },
+        stream: 'transactional',
+        returnPathDomain: 'x.test',
+      })
+    ).html!;
     const click = await get(hrefs(tracked)[0]!);
     expect([click.status, click.headers.get('location')]).toStrictEqual([302, ORIGINALS[0]]);
     expect(await events(env, id)).toStrictEqual([]);
@@ -94,7 +101,11 @@ describe.each(STORES)('open and click tracking (%s)', (kind) => {
     expect(html.indexOf(pixel)).toBeLessThan(html.indexOf('</body>'));
 
     const first = await get(pixel);
-    expect([first.status, first.headers.get('content-type'), first.headers.get('cache-control')]).toStrictEqual([200, 'image/gif', 'no-cache, no-store, must-revalidate, private']);
+    expect([first.status, first.headers.get('content-type'), first.headers.get('cache-control')]).toStrictEqual([
+      200,
+      'image/gif',
+      'no-cache, no-store, must-revalidate, private',
+    ]);
     const gif = Buffer.from(await first.arrayBuffer());
     expect([gif.length, gif.toString('latin1', 0, 6)]).toStrictEqual([43, 'GIF89a']);
     clock.advance(9_000);

@@ -36,9 +36,18 @@ async function world(kind: (typeof STORES)[number]) {
 async function dkim(raw: Buffer, dnsAddress: string) {
   const resolver = createDnsResolver([dnsAddress], 2000);
   const result = await dkimVerify(raw, { resolver: (name: string) => resolver.resolveTxt(name) });
-  const field = raw.toString('latin1').split('\r\n\r\n')[0]!.replace(/\r\n[ \t]+/g, ' ');
+  const field = raw
+    .toString('latin1')
+    .split('\r\n\r\n')[0]!
+    .replace(/\r\n[ \t]+/g, ' ');
   const signed = /^DKIM-Signature:.*?\bh=([^;]+)/m.exec(field)![1]!.replace(/\s+/g, '');
-  return { result: result.results.map((r: { status: { result: string } }) => r.status.result), signed: signed.toLowerCase().split(':').map((s) => s.trim()) };
+  return {
+    result: result.results.map((r: { status: { result: string } }) => r.status.result),
+    signed: signed
+      .toLowerCase()
+      .split(':')
+      .map((s) => s.trim()),
+  };
 }
 
 describe.each(STORES)('one-click unsubscribe (%s)', (kind) => {
@@ -47,7 +56,15 @@ describe.each(STORES)('one-click unsubscribe (%s)', (kind) => {
     const { env, deliver } = await world(kind);
     const { copy } = await deliver('reader@dest.test', 'broadcast');
     const parsed = await simpleParser(copy!.raw);
-    const field = (name: string) => parsed.headerLines.filter((h) => h.key === name).map((h) => h.line.slice(name.length + 1).replace(/\r?\n[ \t]+/g, ' ').trim());
+    const field = (name: string) =>
+      parsed.headerLines
+        .filter((h) => h.key === name)
+        .map((h) =>
+          h.line
+            .slice(name.length + 1)
+            .replace(/\r?\n[ \t]+/g, ' ')
+            .trim(),
+        );
     expect(field('list-unsubscribe-post')).toStrictEqual(['List-Unsubscribe=One-Click']);
     const [listUnsubscribe] = field('list-unsubscribe');
     const [, https, mailto] = /^<(https?:\/\/[^>]+)>, <mailto:([^>]+)>$/.exec(listUnsubscribe!)!;

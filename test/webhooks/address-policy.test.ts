@@ -140,7 +140,13 @@ describe('the webhook address policy', () => {
       return system(host);
     };
     const poster = (allowPrivate: boolean) => {
-      const p = new WebhookPoster({ timeoutMs: 2000, lookup: policyLookup(resolve, allowPrivate), allowPrivateAddresses: allowPrivate, userAgent: 't', clock: new ManualClock() });
+      const p = new WebhookPoster({
+        timeoutMs: 2000,
+        lookup: policyLookup(resolve, allowPrivate),
+        allowPrivateAddresses: allowPrivate,
+        userAgent: 't',
+        clock: new ManualClock(),
+      });
       onTestFinished(() => p.close());
       return p;
     };
@@ -152,7 +158,11 @@ describe('the webhook address policy', () => {
     // ...then re-pointed at this machine: the connect resolves again, checks, and refuses.
     dns.set('hooks.example.org', 'A', '127.0.0.1');
     const rebound = await poster(false).post(stored, '{}', 'whsec_x', 'evt_1');
-    expect([rebound.ok, rebound.status, rebound.error]).toStrictEqual([false, null, expect.stringMatching(/^hooks\.example\.org resolves to 127\.0\.0\.1, not a global unicast address/)]);
+    expect([rebound.ok, rebound.status, rebound.error]).toStrictEqual([
+      false,
+      null,
+      expect.stringMatching(/^hooks\.example\.org resolves to 127\.0\.0\.1, not a global unicast address/),
+    ]);
     // A public address beside a private one does not let the private one through.
     dns.set('hooks.example.org', 'A', ['93.184.216.34', '127.0.0.1']);
     expect((await poster(false).post(stored, '{}', 'whsec_x', 'evt_1')).error).toMatch(/resolves to 127\.0\.0\.1/);

@@ -25,7 +25,13 @@ describe.each(STORES)('webhooks API (%s)', (kind) => {
     expect(shown.body).toStrictEqual(created.body);
     expect((await server.api('GET', '/webhooks', { key: apiKey })).body.data.map((w: { id: number }) => w.id)).toStrictEqual([id, all.body.id]);
     expect((await server.api('GET', '/webhooks', { key: other.apiKey })).body.data).toStrictEqual([]);
-    for (const [method, path] of [['GET', `/webhooks/${id}`], ['PATCH', `/webhooks/${id}`], ['DELETE', `/webhooks/${id}`], ['POST', `/webhooks/${id}/rotate-secret`], ['GET', `/webhooks/${id}/deliveries`]]) {
+    for (const [method, path] of [
+      ['GET', `/webhooks/${id}`],
+      ['PATCH', `/webhooks/${id}`],
+      ['DELETE', `/webhooks/${id}`],
+      ['POST', `/webhooks/${id}/rotate-secret`],
+      ['GET', `/webhooks/${id}/deliveries`],
+    ]) {
       const res = await server.api(method, path, { key: other.apiKey, ...(method === 'PATCH' ? { body: {} } : {}) });
       expect([method, path, res.status, res.body]).toStrictEqual([method, path, 404, { error: 'Not found' }]);
     }
@@ -65,9 +71,14 @@ describe.each(STORES)('webhooks API (%s)', (kind) => {
     const scoped = (await server.api('POST', '/api-keys', { key: apiKey, body: { domain: 'a.test' } })).body.api_key;
     const id = (await server.api('POST', '/webhooks', { key: apiKey, body: { url: 'https://hooks.example.org/x' } })).body.id;
     const calls: [string, string, unknown?][] = [
-      ['GET', '/webhooks'], ['POST', '/webhooks', { url: 'https://hooks.example.org/y' }], ['GET', `/webhooks/${id}`],
-      ['PATCH', `/webhooks/${id}`, { status: 'active' }], ['DELETE', `/webhooks/${id}`], ['POST', `/webhooks/${id}/rotate-secret`],
-      ['GET', `/webhooks/${id}/deliveries`], ['POST', `/webhooks/${id}/replay`, { since: '2026-01-01T00:00:00Z' }],
+      ['GET', '/webhooks'],
+      ['POST', '/webhooks', { url: 'https://hooks.example.org/y' }],
+      ['GET', `/webhooks/${id}`],
+      ['PATCH', `/webhooks/${id}`, { status: 'active' }],
+      ['DELETE', `/webhooks/${id}`],
+      ['POST', `/webhooks/${id}/rotate-secret`],
+      ['GET', `/webhooks/${id}/deliveries`],
+      ['POST', `/webhooks/${id}/replay`, { since: '2026-01-01T00:00:00Z' }],
     ];
     for (const [method, path, body] of calls) {
       const res = await server.api(method, path, { key: scoped, body });

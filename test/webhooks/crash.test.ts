@@ -55,10 +55,14 @@ describe.each(STORES)('webhook crash safety (%s)', (kind) => {
     const [req] = await receiver.waitFor(1, 60_000);
     expect(req.raw.toString()).toBe(JSON.stringify(payload));
     expect(signatureValid(req, hook.secret)).toBe(true);
-    const log = await until(async () => {
-      const entries = await services.webhooks.attempts(workspaceId, hook.id, { limit: 10 });
-      return entries.length > 0 && entries;
-    }, 'the attempt logged', 30_000);
+    const log = await until(
+      async () => {
+        const entries = await services.webhooks.attempts(workspaceId, hook.id, { limit: 10 });
+        return entries.length > 0 && entries;
+      },
+      'the attempt logged',
+      30_000,
+    );
     expect(log.map((e) => [e.attempt, e.response_code])).toStrictEqual([[1, 200]]);
     expect(await db('webhook_deliveries').where({ endpoint_id: hook.id }).pluck('status')).toStrictEqual(['delivered']);
     expect(receiver.requests).toHaveLength(1);

@@ -62,7 +62,10 @@ describe.each(STORES)('webhook dispatcher (%s)', (kind) => {
     await b.waitFor(2);
     const [toBounces] = await bouncesOnly.waitFor(1);
 
-    for (const [r, hook] of [[a, hooks[0]], [b, hooks[1]]] as const) {
+    for (const [r, hook] of [
+      [a, hooks[0]],
+      [b, hooks[1]],
+    ] as const) {
       expect(r.requests.every((req) => signatureValid(req, hook.secret))).toBe(true);
       expect(r.requests.every((req) => !signatureValid(req, hooks[2].secret))).toBe(true);
     }
@@ -87,7 +90,11 @@ describe.each(STORES)('webhook dispatcher (%s)', (kind) => {
       return all.every((r: { status: string }) => r.status !== 'pending') && all;
     }, 'every delivery finished');
     expect(rows.map((r: { endpoint_id: number; status: string }) => [r.endpoint_id, r.status])).toStrictEqual([
-      [hooks[0].id, 'delivered'], [hooks[1].id, 'delivered'], [hooks[0].id, 'delivered'], [hooks[1].id, 'delivered'], [hooks[2].id, 'delivered'],
+      [hooks[0].id, 'delivered'],
+      [hooks[1].id, 'delivered'],
+      [hooks[0].id, 'delivered'],
+      [hooks[1].id, 'delivered'],
+      [hooks[2].id, 'delivered'],
     ]);
     expect([a.requests.length, b.requests.length, bouncesOnly.requests.length]).toStrictEqual([2, 2, 1]);
   });
@@ -104,7 +111,11 @@ describe.each(STORES)('webhook dispatcher (%s)', (kind) => {
       provider: { response: '550 5.1.1 <r0@example.org>: Recipient address rejected: User unknown', reporting_mta: 'mx.example.org', status: '5.1.1', smtp_code: 550 },
     });
     const complained = await world.emit('email.complained', {
-      provider: { response: 'This is an email abuse report for an email message received from IP 192.0.2.1', reporting_mta: 'feedback.example.org', feedback_type: 'abuse' },
+      provider: {
+        response: 'This is an email abuse report for an email message received from IP 192.0.2.1',
+        reporting_mta: 'feedback.example.org',
+        feedback_type: 'abuse',
+      },
     });
     const got = await all.waitFor(3);
     const [onlyBounce] = await bounces.waitFor(1);
@@ -115,7 +126,12 @@ describe.each(STORES)('webhook dispatcher (%s)', (kind) => {
     expect(signatureValid(onlyBounce, allHook.secret)).toBe(false);
     const body = JSON.parse(onlyBounce.raw.toString());
     expect(Object.keys(body).sort()).toStrictEqual(['bounce_type', 'email_id', 'event', 'occurred_at', 'provider', 'recipient']);
-    expect(body.provider).toStrictEqual({ response: '550 5.1.1 <r0@example.org>: Recipient address rejected: User unknown', reporting_mta: 'mx.example.org', status: '5.1.1', smtp_code: 550 });
+    expect(body.provider).toStrictEqual({
+      response: '550 5.1.1 <r0@example.org>: Recipient address rejected: User unknown',
+      reporting_mta: 'mx.example.org',
+      status: '5.1.1',
+      smtp_code: 550,
+    });
     expect(JSON.parse(got[2].raw.toString()).provider.feedback_type).toBe('abuse');
     // Nothing else arrives for the bounce-only endpoint.
     await until(async () => (await world.log(allHook.id)).length === 3, 'all three logged');
@@ -136,10 +152,14 @@ describe.each(STORES)('webhook dispatcher (%s)', (kind) => {
     await world.emit('email.opened');
     await live.waitFor(2, 4_000);
     expect(Date.now() - started).toBeLessThan(4_500);
-    const [entry] = await until(async () => {
-      const log = await world.log(deadHook.id);
-      return log.length === 1 && log;
-    }, 'the timed-out attempt logged', 10_000);
+    const [entry] = await until(
+      async () => {
+        const log = await world.log(deadHook.id);
+        return log.length === 1 && log;
+      },
+      'the timed-out attempt logged',
+      10_000,
+    );
     expect([entry.attempt, entry.response_code, entry.error]).toStrictEqual([1, null, 'timed out after 5 s']);
     expect(entry.duration_ms).toBeGreaterThanOrEqual(4_900);
     expect((await world.endpointRow(deadHook.id)).failure_count).toBe(1);
@@ -150,7 +170,10 @@ describe.each(STORES)('webhook dispatcher (%s)', (kind) => {
     const receiver = await startReceiver();
     // Registered while allowed (as if the name resolved elsewhere then); the connect is checked again.
     const row = await world.server.services.webhooks.create(world.workspaceId, { url: 'https://8.8.8.8/hook' });
-    await world.server.services.db('webhook_endpoints').where({ id: row.id }).update({ url: receiver.url.replace('127.0.0.1', 'localhost') });
+    await world.server.services
+      .db('webhook_endpoints')
+      .where({ id: row.id })
+      .update({ url: receiver.url.replace('127.0.0.1', 'localhost') });
     const meta = await world.server.services.webhooks.create(world.workspaceId, { url: 'https://8.8.4.4/hook' });
     await world.server.services.db('webhook_endpoints').where({ id: meta.id }).update({ url: 'http://169.254.169.254/latest/meta-data' });
     await world.emit('email.delivered');

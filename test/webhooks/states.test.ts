@@ -9,7 +9,11 @@ const events = (reqs: Received[]) => reqs.map((r) => JSON.parse(r.raw.toString()
 describe.each(STORES)('webhook endpoint states (%s)', (kind) => {
   it('pauses an always-failing endpoint, disables it once its last success is too old, skips its events, and PATCH active plus replay delivers them; another endpoint keeps receiving', async () => {
     const clock = new ManualClock();
-    const world = await hookWorld(kind, { clock, roles: ['api', 'webhooks'], webhooks: { pauseAfter: 3, retrySchedule: [10, 10, 10, 10, 10, 10], probeInterval: 60, disableAfter: 600 } });
+    const world = await hookWorld(kind, {
+      clock,
+      roles: ['api', 'webhooks'],
+      webhooks: { pauseAfter: 3, retrySchedule: [10, 10, 10, 10, 10, 10], probeInterval: 60, disableAfter: 600 },
+    });
     const { server } = world;
     const key = (await server.services.tenancy.createKey(world.workspaceId, { name: 'k' })).secret;
     let failing = true;

@@ -4,7 +4,7 @@ import { STORES } from '../helpers/stores.ts';
 import { signatureValid, startReceiver } from './receiver.ts';
 
 describe.each(STORES)('POST /webhooks/{id}/test (%s)', (kind) => {
-  it('posts a signed test event now and gives the receiver\'s answer, without queueing or logging it', async () => {
+  it("posts a signed test event now and gives the receiver's answer, without queueing or logging it", async () => {
     const server = await startTestServer(kind, { config: { webhooks: { allowPrivateAddresses: true, timeout: 2 } } });
     const ws = await server.workspace();
     const receiver = await startReceiver((_req, n) => (n === 0 ? { status: 200, body: 'got it' } : { status: 503, body: 'down for maintenance' }));

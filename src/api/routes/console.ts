@@ -58,22 +58,26 @@ export const consoleRoutes =
     const setCookie = (request: FastifyRequest, reply: FastifyReply, value: string, maxAge: number) =>
       reply.header('Set-Cookie', sessionCookieHeader(SESSION_COOKIE, value, { maxAge, secure: request.protocol === 'https' }));
 
-    app.post('/console/session', {
-      bodyLimit: SESSION_BODY_LIMIT,
-      schema: {
-        hide: true,
-        body: Type.Object({ api_key: Type.String({ maxLength: 200 }) }, { additionalProperties: false }),
-        response: { 200: Session },
+    app.post(
+      '/console/session',
+      {
+        bodyLimit: SESSION_BODY_LIMIT,
+        schema: {
+          hide: true,
+          body: Type.Object({ api_key: Type.String({ maxLength: 200 }) }, { additionalProperties: false }),
+          response: { 200: Session },
+        },
       },
-    }, async (request, reply) => {
-      // Login CSRF: another site must not sign a visitor in with the other site's key.
-      ownOrigin(request);
-      const principal = await tenancy.authenticate(request.body.api_key);
-      const { cookie, claims } = sessions.issue(principal.keyId);
-      setCookie(request, reply, cookie, SESSION_SECONDS);
-      reply.header('Cache-Control', 'no-store');
-      return view(cookie, claims.keyId, claims.expiresAt);
-    });
+      async (request, reply) => {
+        // Login CSRF: another site must not sign a visitor in with the other site's key.
+        ownOrigin(request);
+        const principal = await tenancy.authenticate(request.body.api_key);
+        const { cookie, claims } = sessions.issue(principal.keyId);
+        setCookie(request, reply, cookie, SESSION_SECONDS);
+        reply.header('Cache-Control', 'no-store');
+        return view(cookie, claims.keyId, claims.expiresAt);
+      },
+    );
 
     app.get('/console/session', { schema: { hide: true, response: { 200: Session } } }, async (request, reply) => {
       const cookie = cookieValue(request.headers.cookie, SESSION_COOKIE);

@@ -39,7 +39,10 @@ export const trackingRoutes =
     app.get('/t/c/*', ROUTE, async (request, reply) => {
       const url = await hits.click(tokenOf(request), requester(request));
       if (url === null) throw notFound();
-      return reply.headers({ ...NO_CACHE, Location: locationHeader(url) }).code(302).send();
+      return reply
+        .headers({ ...NO_CACHE, Location: locationHeader(url) })
+        .code(302)
+        .send();
     });
 
     app.get('/t/u/*', ROUTE, async (request, reply) => {

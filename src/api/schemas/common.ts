@@ -12,8 +12,7 @@ export const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const page = <T extends TSchema>(item: T) =>
-  Type.Object({ data: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]) });
+export const page = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]) });
 
 const err = (description: string) => ({ ...Type.Ref('Error'), description });
 

@@ -26,9 +26,7 @@ export const SendBody = Type.Object(
         { maxItems: 100 },
       ),
     ),
-    tags: Type.Optional(
-      Type.Array(Type.Object({ name: Type.String(), value: Type.String({ maxLength: 256 }) }, { additionalProperties: false }), { maxItems: 50 }),
-    ),
+    tags: Type.Optional(Type.Array(Type.Object({ name: Type.String(), value: Type.String({ maxLength: 256 }) }, { additionalProperties: false }), { maxItems: 50 })),
   },
   { additionalProperties: false },
 );
@@ -85,7 +83,9 @@ export const ListEmailsQuery = Type.Object(
 export const EmailContent = Type.Object(
   {
     available: Type.Boolean({ description: 'false once retention pruned the body' }),
-    headers: Type.Array(Type.Object({ name: Type.String(), value: Type.String() }), { description: 'the header fields as sent, before per-recipient fields and the DKIM signature' }),
+    headers: Type.Array(Type.Object({ name: Type.String(), value: Type.String() }), {
+      description: 'the header fields as sent, before per-recipient fields and the DKIM signature',
+    }),
     html: Type.Union([Type.String(), Type.Null()]),
     text: Type.Union([Type.String(), Type.Null()]),
     raw: Type.Union([Type.String(), Type.Null()], { description: 'the MIME source (the first 2 MB)' }),

@@ -8,7 +8,9 @@ const MARK = { ok: 'ok', problem: 'PROBLEM', skipped: 'skipped' } as const;
 export function registerDoctorCommand(program: Command, ctx: CliContext): void {
   program
     .command('doctor')
-    .description('check a production setup (hostname and its A/PTR records, outbound port 25, each domain’s DNS records, TLS certificate, database, clock) and say what to fix; exits 1 on a problem')
+    .description(
+      'check a production setup (hostname and its A/PTR records, outbound port 25, each domain’s DNS records, TLS certificate, database, clock) and say what to fix; exits 1 on a problem',
+    )
     .option('--probe-domain <domain>', 'connect to the MX of this domain to test outbound SMTP', 'gmail.com')
     .option('--clock-url <url>', 'compare the clock with the Date header of this URL', 'https://www.google.com/')
     .option('--no-clock', 'skip the clock comparison')
@@ -25,7 +27,11 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
       });
       const problems = findings.filter((f) => f.status === 'problem');
       emit(opts.json, { ok: problems.length === 0, checks: findings }, () => {
-        printTable(findings.map((f) => ({ ...f, status: MARK[f.status] })), ['status', 'check', 'detail'], { wrap: ['detail'] });
+        printTable(
+          findings.map((f) => ({ ...f, status: MARK[f.status] })),
+          ['status', 'check', 'detail'],
+          { wrap: ['detail'] },
+        );
         if (problems.length > 0) printLines(['', 'To fix:', ...problems.flatMap((f) => wrap(`  - ${f.check}: ${f.fix}`, '    '))]);
       });
       if (problems.length > 0) throw new Error(`${problems.length} problem(s): ${problems.map((f) => f.check).join(', ')}`);

@@ -30,9 +30,7 @@ function tryOpen(file: string): Promise<boolean> {
 }
 
 export function registerInboxCommands(program: Command, ctx: CliContext): void {
-  const inbox = program
-    .command('inbox')
-    .description('the sandbox inbox: every message a sandbox server (serve --sandbox) would have sent, newest first');
+  const inbox = program.command('inbox').description('the sandbox inbox: every message a sandbox server (serve --sandbox) would have sent, newest first');
 
   inbox
     .command('list')
@@ -109,6 +107,8 @@ export async function sandboxWelcome(server: RunningServer): Promise<string[]> {
     `    -d '{"from": "hello@acme.test", "to": "delivered@${SANDBOX_DOMAIN}", "subject": "Hi", "text": "Hello"}'`,
     '  ./bin/mailsvc inbox list',
     '',
-    `Simulated recipients at ${SANDBOX_DOMAIN}: ${Object.keys(SIMULATIONS).map((l) => `${l}@`).join(', ')}; any other address is delivered.`,
+    `Simulated recipients at ${SANDBOX_DOMAIN}: ${Object.keys(SIMULATIONS)
+      .map((l) => `${l}@`)
+      .join(', ')}; any other address is delivered.`,
   ];
 }

@@ -9,7 +9,10 @@ import { emit, printLines, printTable } from '../output.ts';
 const STATUSES = ['scheduled', 'queued', 'deferred', 'sending'];
 
 function statusList(value: string): string[] {
-  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = list.filter((s) => !STATUSES.includes(s));
   if (bad.length > 0) throw new InvalidArgumentError(`unknown status ${bad.join(', ')}; one of ${STATUSES.join(', ')}`);
   return list;
@@ -55,11 +58,19 @@ export function registerQueueCommands(program: Command, ctx: CliContext): void {
         },
       };
       emit(opts.json, doc, () => {
-        printTable(Object.entries(doc.by_status).map(([status, count]) => ({ status, count })), ['status', 'count']);
+        printTable(
+          Object.entries(doc.by_status).map(([status, count]) => ({ status, count })),
+          ['status', 'count'],
+        );
         printLines(['', 'Unfinished by destination:']);
         printTable(doc.by_destination, ['domain', 'status', 'count']);
         const o = doc.oldest_deferred;
-        printLines(['', o ? `Oldest deferred: email ${o.email_id} to ${o.address}, ${o.attempts} attempts since ${o.first_due_at}, next at ${o.next_attempt_at}: ${o.last_response ?? ''}` : 'Nothing deferred.']);
+        printLines([
+          '',
+          o
+            ? `Oldest deferred: email ${o.email_id} to ${o.address}, ${o.attempts} attempts since ${o.first_due_at}, next at ${o.next_attempt_at}: ${o.last_response ?? ''}`
+            : 'Nothing deferred.',
+        ]);
       });
     });
 

@@ -53,7 +53,14 @@ export function registerSendCommand(program: Command, ctx: CliContext): void {
       const principal: Principal = { keyId: key?.id ?? 0, workspaceId: ws.id, domain: null, limits: { perMinute: ws.rate_per_minute, perHour: ws.rate_per_hour } };
       const text = opts.text ?? (opts.html ? undefined : `A test message from mailsvc on ${hostname()} at ${new Date(services.clock.now()).toISOString()}.`);
       const message = validateSend(
-        { from: opts.from, to: opts.to, subject: opts.subject ?? 'mailsvc test message', stream: opts.stream, ...(text ? { text } : {}), ...(opts.html ? { html: opts.html } : {}) },
+        {
+          from: opts.from,
+          to: opts.to,
+          subject: opts.subject ?? 'mailsvc test message',
+          stream: opts.stream,
+          ...(text ? { text } : {}),
+          ...(opts.html ? { html: opts.html } : {}),
+        },
         services.clock.now(),
       );
       const { body } = await services.accept.accept(principal, message);

@@ -94,9 +94,7 @@ export function registerSuppressionCommands(program: Command, ctx: CliContext): 
       const { records, added, existing, problems } = await suppressions.importCsv(wsId, text, { defaultStream: opts.stream ? checkStream(opts.stream) : undefined });
       for (const p of problems) process.stderr.write(`${file}:${p.line}: ${p.error}\n`);
       const summary = { read: records, imported: added, already_present: existing, errors: problems };
-      emit(opts.json, summary, () =>
-        printLines([`Imported ${added} entries (${existing} already present, ${problems.length} bad lines).`]),
-      );
+      emit(opts.json, summary, () => printLines([`Imported ${added} entries (${existing} already present, ${problems.length} bad lines).`]));
       if (problems.length > 0 && !opts.allowPartial) {
         throw new Error(`${problems.length} line(s) of ${file} skipped, the other entries imported; fix them and import again, or pass --allow-partial to accept`);
       }

@@ -23,7 +23,10 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
     .action(async (url: string, opts: { workspace?: string; events?: string; json?: boolean }) => {
       const { webhooks } = await ctx.open();
       const { endpointView } = await import('../../webhooks/service.ts');
-      const events = opts.events?.split(',').map((e) => e.trim()).filter(Boolean);
+      const events = opts.events
+        ?.split(',')
+        .map((e) => e.trim())
+        .filter(Boolean);
       const view = endpointView(await webhooks.create((await ctx.workspace(opts.workspace)).id, { url, events }));
       emit(opts.json, view, () => printLines([`webhook ${view.id} → ${view.url}`, `events: ${view.events.join(', ')}`, `secret: ${view.secret}`]));
     });
@@ -37,7 +40,12 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
       const { webhooks } = await ctx.open();
       const { endpointView } = await import('../../webhooks/service.ts');
       const rows = (await webhooks.list((await ctx.workspace(opts.workspace)).id)).map(endpointView);
-      emit(opts.json, rows, () => printTable(rows.map((r) => ({ ...r, events: r.events.length === 6 ? 'all' : r.events.join(',') })), ['id', 'status', 'failure_count', 'last_success_at', 'events', 'url']));
+      emit(opts.json, rows, () =>
+        printTable(
+          rows.map((r) => ({ ...r, events: r.events.length === 6 ? 'all' : r.events.join(',') })),
+          ['id', 'status', 'failure_count', 'last_success_at', 'events', 'url'],
+        ),
+      );
     });
 
   webhook
@@ -59,7 +67,9 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
       const { endpointView } = await import('../../webhooks/service.ts');
       const row = await endpoint(positiveInt(id));
       const view = endpointView(await webhooks.update(row.workspace_id, row.id, { status: 'active' }));
-      emit(opts.json, view, () => printLines([`webhook ${view.id} is active; skipped events are sent again only by a replay (POST /api/v1/webhooks/${view.id}/replay).`]));
+      emit(opts.json, view, () =>
+        printLines([`webhook ${view.id} is active; skipped events are sent again only by a replay (POST /api/v1/webhooks/${view.id}/replay).`]),
+      );
     });
 
   webhook
@@ -86,7 +96,16 @@ export function registerWebhookCommands(program: Command, ctx: CliContext): void
       const poster = configuredPoster(services.config, services.webhookHosts, services.clock);
       const body = testEventBody(services.config.server.hostname, services.clock.now());
       const result = await poster.post(row.url, body, row.secret, testWebhookId()).finally(() => poster.close());
-      const doc = { id: row.id, url: row.url, ok: result.ok, response_code: result.status, response_body: result.body, error: result.error, duration_ms: result.durationMs, sent: JSON.parse(body) };
+      const doc = {
+        id: row.id,
+        url: row.url,
+        ok: result.ok,
+        response_code: result.status,
+        response_body: result.body,
+        error: result.error,
+        duration_ms: result.durationMs,
+        sent: JSON.parse(body),
+      };
       emit(opts.json, doc, () =>
         printLines([
           `POST ${row.url}: ${result.status ?? 'no answer'} in ${result.durationMs} ms${result.error ? ` (${result.error})` : ''}`,

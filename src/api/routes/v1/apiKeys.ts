@@ -27,18 +27,34 @@ export const apiKeyRoutes =
     app.addSchema(ApiKey);
     app.addHook('preValidation', async (request) => requireWorkspaceKey(request.principal, 'manage API keys'));
 
-    app.get('/api-keys', {
-      schema: { tags, security: bearerSecurity, response: { 200: Type.Object({ data: Type.Array(Type.Ref('ApiKey')), next_cursor: Type.Null() }), ...authErrors, 403: errors[403] } },
-    }, async (request) => ({ data: (await tenancy.listKeys(request.principal.workspaceId)).map(keyView), next_cursor: null }));
+    app.get(
+      '/api-keys',
+      {
+        schema: {
+          tags,
+          security: bearerSecurity,
+          response: { 200: Type.Object({ data: Type.Array(Type.Ref('ApiKey')), next_cursor: Type.Null() }), ...authErrors, 403: errors[403] },
+        },
+      },
+      async (request) => ({ data: (await tenancy.listKeys(request.principal.workspaceId)).map(keyView), next_cursor: null }),
+    );
 
-    app.post('/api-keys', {
-      schema: { tags, security: bearerSecurity, body: CreateBody, response: { 201: CreatedApiKey, ...authErrors, ...errors } },
-    }, async (request, reply) => {
-      const { secret, row } = await tenancy.createKey(request.principal.workspaceId, request.body);
-      return reply.code(201).send({ ...keyView(row), api_key: secret });
-    });
+    app.post(
+      '/api-keys',
+      {
+        schema: { tags, security: bearerSecurity, body: CreateBody, response: { 201: CreatedApiKey, ...authErrors, ...errors } },
+      },
+      async (request, reply) => {
+        const { secret, row } = await tenancy.createKey(request.principal.workspaceId, request.body);
+        return reply.code(201).send({ ...keyView(row), api_key: secret });
+      },
+    );
 
-    app.delete('/api-keys/:id', {
-      schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: Type.Ref('ApiKey'), ...authErrors, ...errors } },
-    }, async (request) => keyView(await tenancy.revokeKey(request.params.id, request.principal.workspaceId)));
+    app.delete(
+      '/api-keys/:id',
+      {
+        schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: Type.Ref('ApiKey'), ...authErrors, ...errors } },
+      },
+      async (request) => keyView(await tenancy.revokeKey(request.params.id, request.principal.workspaceId)),
+    );
   };

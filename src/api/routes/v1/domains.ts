@@ -14,50 +14,76 @@ export const domainRoutes =
   async (app) => {
     app.addSchema(Domain);
 
-    app.get('/domains', {
-      schema: { tags, security: bearerSecurity, querystring: ListQuery, response: { 200: page(DomainRef), ...authErrors, 422: errors[422] } },
-    }, async (request) => {
-      const after = decodeCursor(request.query.cursor) ?? 0;
-      const limit = request.query.limit ?? 20;
-      const rows = (await domains.list(scope(request.principal))).filter((d) => d.id > after);
-      return toPage(rows.slice(0, limit + 1), limit, domains.view);
-    });
-
-    app.post('/domains', {
-      schema: { tags, security: bearerSecurity, body: CreateDomainBody, response: { 201: DomainRef, ...authErrors, ...errors } },
-    }, async (request, reply) => {
-      requireWorkspaceKey(request.principal, 'add domains');
-      const row = await domains.add(request.principal.workspaceId, request.body.name);
-      return reply.code(201).send(domains.view(row));
-    });
-
-    app.get('/domains/:id', {
-      schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: DomainRef, ...authErrors, 404: errors[404] } },
-    }, async (request) => domains.view(await domains.get(scope(request.principal), request.params.id)));
-
-    app.patch('/domains/:id', {
-      schema: { tags, security: bearerSecurity, params: IdParams, body: PatchDomainBody, response: { 200: DomainRef, ...authErrors, ...errors } },
-    }, async (request) => {
-      requireWorkspaceKey(request.principal, 'change domains');
-      const { open_tracking: open, click_tracking: click } = request.body;
-      return domains.view(await domains.setTracking(scope(request.principal), request.params.id, { open, click }));
-    });
-
-    app.delete('/domains/:id', {
-      schema: {
-        tags, security: bearerSecurity, params: IdParams,
-        response: { 200: Type.Object({ id: Type.Integer(), name: Type.String(), deleted: Type.Boolean() }), ...authErrors, ...errors },
+    app.get(
+      '/domains',
+      {
+        schema: { tags, security: bearerSecurity, querystring: ListQuery, response: { 200: page(DomainRef), ...authErrors, 422: errors[422] } },
       },
-    }, async (request) => {
-      requireWorkspaceKey(request.principal, 'remove domains');
-      const row = await domains.remove(scope(request.principal), request.params.id);
-      return { id: row.id, name: row.name, deleted: true };
-    });
+      async (request) => {
+        const after = decodeCursor(request.query.cursor) ?? 0;
+        const limit = request.query.limit ?? 20;
+        const rows = (await domains.list(scope(request.principal))).filter((d) => d.id > after);
+        return toPage(rows.slice(0, limit + 1), limit, domains.view);
+      },
+    );
 
-    app.post('/domains/:id/verify', {
-      schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: DomainRef, ...authErrors, ...errors } },
-    }, async (request) => {
-      requireWorkspaceKey(request.principal, 'verify domains');
-      return domains.view(await domains.verify(scope(request.principal), request.params.id));
-    });
+    app.post(
+      '/domains',
+      {
+        schema: { tags, security: bearerSecurity, body: CreateDomainBody, response: { 201: DomainRef, ...authErrors, ...errors } },
+      },
+      async (request, reply) => {
+        requireWorkspaceKey(request.principal, 'add domains');
+        const row = await domains.add(request.principal.workspaceId, request.body.name);
+        return reply.code(201).send(domains.view(row));
+      },
+    );
+
+    app.get(
+      '/domains/:id',
+      {
+        schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: DomainRef, ...authErrors, 404: errors[404] } },
+      },
+      async (request) => domains.view(await domains.get(scope(request.principal), request.params.id)),
+    );
+
+    app.patch(
+      '/domains/:id',
+      {
+        schema: { tags, security: bearerSecurity, params: IdParams, body: PatchDomainBody, response: { 200: DomainRef, ...authErrors, ...errors } },
+      },
+      async (request) => {
+        requireWorkspaceKey(request.principal, 'change domains');
+        const { open_tracking: open, click_tracking: click } = request.body;
+        return domains.view(await domains.setTracking(scope(request.principal), request.params.id, { open, click }));
+      },
+    );
+
+    app.delete(
+      '/domains/:id',
+      {
+        schema: {
+          tags,
+          security: bearerSecurity,
+          params: IdParams,
+          response: { 200: Type.Object({ id: Type.Integer(), name: Type.String(), deleted: Type.Boolean() }), ...authErrors, ...errors },
+        },
+      },
+      async (request) => {
+        requireWorkspaceKey(request.principal, 'remove domains');
+        const row = await domains.remove(scope(request.principal), request.params.id);
+        return { id: row.id, name: row.name, deleted: true };
+      },
+    );
+
+    app.post(
+      '/domains/:id/verify',
+      {
+        schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: DomainRef, ...authErrors, ...errors } },
+      },
+      async (request) => {
+        requireWorkspaceKey(request.principal, 'verify domains');
+        return domains.view(await domains.verify(scope(request.principal), request.params.id));
+      },
+    );
   };

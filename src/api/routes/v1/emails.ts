@@ -25,50 +25,70 @@ export const emailRoutes =
     app.addSchema(Email);
     app.addSchema(EmailSummary);
 
-    app.post('/emails', {
-      schema: {
-        tags,
-        security: bearerSecurity,
-        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
-        body: SendBody,
-        response: { 201: SendResponse, ...authErrors, ...errors },
+    app.post(
+      '/emails',
+      {
+        schema: {
+          tags,
+          security: bearerSecurity,
+          headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
+          body: SendBody,
+          response: { 201: SendResponse, ...authErrors, ...errors },
+        },
       },
-    }, async (request, reply) => {
-      const header = request.headers['idempotency-key'];
-      const idem = header === undefined ? undefined : { key: checkIdempotencyKey(String(header)), hash: requestHash(request.body) };
-      // A retry gets its original answer even if the request would no longer validate.
-      const result =
-        (idem && (await deps.accept.replay(request.principal, idem))) ||
-        (await deps.accept.accept(request.principal, validateSend(request.body, deps.clock.now()), idem));
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
-      return reply.code(result.status).send(result.body);
-    });
+      async (request, reply) => {
+        const header = request.headers['idempotency-key'];
+        const idem = header === undefined ? undefined : { key: checkIdempotencyKey(String(header)), hash: requestHash(request.body) };
+        // A retry gets its original answer even if the request would no longer validate.
+        const result =
+          (idem && (await deps.accept.replay(request.principal, idem))) ||
+          (await deps.accept.accept(request.principal, validateSend(request.body, deps.clock.now()), idem));
+        if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+        return reply.code(result.status).send(result.body);
+      },
+    );
 
-    app.get('/emails/:id', {
-      schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: Type.Ref('Email'), ...authErrors, 404: errors[404], 422: errors[422] } },
-    }, async (request) => deps.messages.detail(request.principal, request.params.id));
+    app.get(
+      '/emails/:id',
+      {
+        schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: Type.Ref('Email'), ...authErrors, 404: errors[404], 422: errors[422] } },
+      },
+      async (request) => deps.messages.detail(request.principal, request.params.id),
+    );
 
-    app.get('/emails/:id/content', {
-      schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: EmailContent, ...authErrors, 404: errors[404], 422: errors[422] } },
-    }, async (request) => messageSource(await deps.messages.visible(request.principal, request.params.id), deps.config.server.hostname));
+    app.get(
+      '/emails/:id/content',
+      {
+        schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: EmailContent, ...authErrors, 404: errors[404], 422: errors[422] } },
+      },
+      async (request) => messageSource(await deps.messages.visible(request.principal, request.params.id), deps.config.server.hostname),
+    );
 
-    app.get('/emails', {
-      schema: { tags, security: bearerSecurity, querystring: ListEmailsQuery, response: { 200: page(Type.Ref('EmailSummary')), ...authErrors, 422: errors[422] } },
-    }, async (request) => {
-      const q = request.query;
-      const limit = q.limit ?? 20;
-      const rows = await deps.messages.list(request.principal, {
-        status: oneOf('status', q.status, MESSAGE_STATUSES),
-        stream: oneOf('stream', q.stream, ['transactional', 'broadcast']),
-        recipient: q.recipient,
-        recipientStatus: oneOf('recipient_status', q.recipient_status, RECIPIENT_STATUSES),
-        beforeId: decodeCursor(q.cursor) ?? undefined,
-        limit: limit + 1,
-      });
-      return toPage(rows, limit, messageSummary);
-    });
+    app.get(
+      '/emails',
+      {
+        schema: { tags, security: bearerSecurity, querystring: ListEmailsQuery, response: { 200: page(Type.Ref('EmailSummary')), ...authErrors, 422: errors[422] } },
+      },
+      async (request) => {
+        const q = request.query;
+        const limit = q.limit ?? 20;
+        const rows = await deps.messages.list(request.principal, {
+          status: oneOf('status', q.status, MESSAGE_STATUSES),
+          stream: oneOf('stream', q.stream, ['transactional', 'broadcast']),
+          recipient: q.recipient,
+          recipientStatus: oneOf('recipient_status', q.recipient_status, RECIPIENT_STATUSES),
+          beforeId: decodeCursor(q.cursor) ?? undefined,
+          limit: limit + 1,
+        });
+        return toPage(rows, limit, messageSummary);
+      },
+    );
 
-    app.post('/emails/:id/cancel', {
-      schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: Type.Ref('Email'), ...authErrors, 404: errors[404], 422: errors[422] } },
-    }, async (request) => deps.messages.cancel(request.principal, request.params.id));
+    app.post(
+      '/emails/:id/cancel',
+      {
+        schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: Type.Ref('Email'), ...authErrors, 404: errors[404], 422: errors[422] } },
+      },
+      async (request) => deps.messages.cancel(request.principal, request.params.id),
+    );
   };

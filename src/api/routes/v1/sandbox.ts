@@ -34,8 +34,7 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const notSandbox = () =>
-  new ServiceError('NOT_FOUND', 'Not found: the sandbox inbox exists only in sandbox mode (mailsvc serve --sandbox, or delivery.mode "sandbox")');
+const notSandbox = () => new ServiceError('NOT_FOUND', 'Not found: the sandbox inbox exists only in sandbox mode (mailsvc serve --sandbox, or delivery.mode "sandbox")');
 
 const tags = ['sandbox'];
 
@@ -49,31 +48,48 @@ export const sandboxRoutes =
     app.addSchema(SandboxMessageSummary);
     app.addSchema(SandboxMessage);
 
-    app.get('/sandbox/messages', {
-      schema: { tags, security: bearerSecurity, querystring: ListQuery, response: { 200: page(Type.Ref('SandboxMessageSummary')), ...authErrors, 404: errors[404], 422: errors[422] } },
-    }, async (request) => {
-      if (!deps.enabled) throw notSandbox();
-      const limit = request.query.limit ?? 20;
-      const rows = await deps.inbox.list(request.principal, {
-        limit: limit + 1,
-        beforeId: decodeCursor(request.query.cursor) ?? undefined,
-        emailId: request.query.email_id,
-      });
-      return toPage(rows, limit, captureSummary);
-    });
+    app.get(
+      '/sandbox/messages',
+      {
+        schema: {
+          tags,
+          security: bearerSecurity,
+          querystring: ListQuery,
+          response: { 200: page(Type.Ref('SandboxMessageSummary')), ...authErrors, 404: errors[404], 422: errors[422] },
+        },
+      },
+      async (request) => {
+        if (!deps.enabled) throw notSandbox();
+        const limit = request.query.limit ?? 20;
+        const rows = await deps.inbox.list(request.principal, {
+          limit: limit + 1,
+          beforeId: decodeCursor(request.query.cursor) ?? undefined,
+          emailId: request.query.email_id,
+        });
+        return toPage(rows, limit, captureSummary);
+      },
+    );
 
-    app.get('/sandbox/messages/:id', {
-      schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: Type.Ref('SandboxMessage'), ...authErrors, 404: errors[404], 422: errors[422] } },
-    }, async (request) => {
-      if (!deps.enabled) throw notSandbox();
-      return captureDetail(await deps.inbox.get(request.principal, request.params.id));
-    });
+    app.get(
+      '/sandbox/messages/:id',
+      {
+        schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: Type.Ref('SandboxMessage'), ...authErrors, 404: errors[404], 422: errors[422] } },
+      },
+      async (request) => {
+        if (!deps.enabled) throw notSandbox();
+        return captureDetail(await deps.inbox.get(request.principal, request.params.id));
+      },
+    );
 
-    app.get('/sandbox/messages/:id/content', {
-      schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: EmailContent, ...authErrors, 404: errors[404], 422: errors[422] } },
-    }, async (request) => {
-      if (!deps.enabled) throw notSandbox();
-      const row = await deps.inbox.get(request.principal, request.params.id);
-      return readMime(Buffer.from(row.raw));
-    });
+    app.get(
+      '/sandbox/messages/:id/content',
+      {
+        schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: EmailContent, ...authErrors, 404: errors[404], 422: errors[422] } },
+      },
+      async (request) => {
+        if (!deps.enabled) throw notSandbox();
+        const row = await deps.inbox.get(request.principal, request.params.id);
+        return readMime(Buffer.from(row.raw));
+      },
+    );
   };

@@ -29,15 +29,24 @@ const tags = ['stats'];
 export const statsRoutes =
   (stats: StatsService): FastifyPluginAsyncTypebox =>
   async (app) => {
-    app.get('/stats/daily', {
-      schema: {
-        tags, security: bearerSecurity,
-        querystring: Type.Object({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, default: 30 })) }, { additionalProperties: false }),
-        response: { 200: Type.Object({ from: Type.String(), to: Type.String(), data: Type.Array(DayStats) }), ...authErrors, 422: errors[422] },
+    app.get(
+      '/stats/daily',
+      {
+        schema: {
+          tags,
+          security: bearerSecurity,
+          querystring: Type.Object({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, default: 30 })) }, { additionalProperties: false }),
+          response: { 200: Type.Object({ from: Type.String(), to: Type.String(), data: Type.Array(DayStats) }), ...authErrors, 422: errors[422] },
+        },
       },
-    }, async (request) => stats.daily(request.principal, request.query.days ?? 30));
+      async (request) => stats.daily(request.principal, request.query.days ?? 30),
+    );
 
-    app.get('/stats/queue', {
-      schema: { tags, security: bearerSecurity, response: { 200: QueueStats, ...authErrors } },
-    }, async (request) => stats.queue(request.principal));
+    app.get(
+      '/stats/queue',
+      {
+        schema: { tags, security: bearerSecurity, response: { 200: QueueStats, ...authErrors } },
+      },
+      async (request) => stats.queue(request.principal),
+    );
   };

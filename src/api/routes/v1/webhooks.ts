@@ -57,65 +57,116 @@ export const webhookRoutes =
     const one = { 200: ref, ...authErrors, ...errors };
     app.addHook('preValidation', async (request) => requireWorkspaceKey(request.principal, 'manage webhooks'));
 
-    app.get('/webhooks', {
-      schema: { tags, security: bearerSecurity, response: { 200: Type.Object({ data: Type.Array(ref), next_cursor: Type.Null() }), ...authErrors, 403: errors[403] } },
-    }, async (request) => ({ data: (await webhooks.list(request.principal.workspaceId)).map(endpointView), next_cursor: null }));
-
-    app.post('/webhooks', {
-      schema: {
-        tags, security: bearerSecurity,
-        body: Type.Object({ url: Url, events: Type.Optional(Events) }, { additionalProperties: false }),
-        response: { 201: ref, ...authErrors, ...errors },
+    app.get(
+      '/webhooks',
+      {
+        schema: { tags, security: bearerSecurity, response: { 200: Type.Object({ data: Type.Array(ref), next_cursor: Type.Null() }), ...authErrors, 403: errors[403] } },
       },
-    }, async (request, reply) => reply.code(201).send(endpointView(await webhooks.create(request.principal.workspaceId, request.body))));
+      async (request) => ({ data: (await webhooks.list(request.principal.workspaceId)).map(endpointView), next_cursor: null }),
+    );
+
+    app.post(
+      '/webhooks',
+      {
+        schema: {
+          tags,
+          security: bearerSecurity,
+          body: Type.Object({ url: Url, events: Type.Optional(Events) }, { additionalProperties: false }),
+          response: { 201: ref, ...authErrors, ...errors },
+        },
+      },
+      async (request, reply) => reply.code(201).send(endpointView(await webhooks.create(request.principal.workspaceId, request.body))),
+    );
 
     app.get('/webhooks/:id', { schema: { tags, security: bearerSecurity, params: IdParams, response: one } }, async (request) =>
       endpointView(await webhooks.get(request.principal.workspaceId, request.params.id)),
     );
 
-    app.patch('/webhooks/:id', {
-      schema: {
-        tags, security: bearerSecurity, params: IdParams,
-        body: Type.Object(
-          { url: Type.Optional(Url), events: Type.Optional(Events), status: Type.Optional(Type.String({ description: 'only `active`: re-activates and resets the failure count' })) },
-          { additionalProperties: false },
-        ),
-        response: one,
+    app.patch(
+      '/webhooks/:id',
+      {
+        schema: {
+          tags,
+          security: bearerSecurity,
+          params: IdParams,
+          body: Type.Object(
+            {
+              url: Type.Optional(Url),
+              events: Type.Optional(Events),
+              status: Type.Optional(Type.String({ description: 'only `active`: re-activates and resets the failure count' })),
+            },
+            { additionalProperties: false },
+          ),
+          response: one,
+        },
       },
-    }, async (request) => endpointView(await webhooks.update(request.principal.workspaceId, request.params.id, request.body)));
+      async (request) => endpointView(await webhooks.update(request.principal.workspaceId, request.params.id, request.body)),
+    );
 
-    app.delete('/webhooks/:id', {
-      schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: Type.Object({ id: Type.Integer(), deleted: Type.Boolean() }), ...authErrors, ...errors } },
-    }, async (request) => {
-      await webhooks.remove(request.principal.workspaceId, request.params.id);
-      return { id: request.params.id, deleted: true };
-    });
+    app.delete(
+      '/webhooks/:id',
+      {
+        schema: {
+          tags,
+          security: bearerSecurity,
+          params: IdParams,
+          response: { 200: Type.Object({ id: Type.Integer(), deleted: Type.Boolean() }), ...authErrors, ...errors },
+        },
+      },
+      async (request) => {
+        await webhooks.remove(request.principal.workspaceId, request.params.id);
+        return { id: request.params.id, deleted: true };
+      },
+    );
 
     app.post('/webhooks/:id/rotate-secret', { schema: { tags, security: bearerSecurity, params: IdParams, response: one } }, async (request) =>
       endpointView(await webhooks.rotateSecret(request.principal.workspaceId, request.params.id)),
     );
 
-    app.post('/webhooks/:id/test', {
-      schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: TestResult, ...authErrors, ...errors } },
-    }, async (request) => {
-      const row = await webhooks.get(request.principal.workspaceId, request.params.id);
-      const r = await sendTest(row);
-      return { ok: r.ok, response_code: r.status, response_body: r.body, error: r.error, duration_ms: r.durationMs };
-    });
-
-    app.get('/webhooks/:id/deliveries', {
-      schema: { tags, security: bearerSecurity, params: IdParams, querystring: ListQuery, response: { 200: page(Type.Ref('WebhookAttempt')), ...authErrors, ...errors } },
-    }, async (request) => {
-      const limit = request.query.limit ?? 20;
-      const rows = await webhooks.attempts(request.principal.workspaceId, request.params.id, { beforeId: decodeCursor(request.query.cursor) ?? undefined, limit: limit + 1 });
-      return toPage(rows, limit, attemptView);
-    });
-
-    app.post('/webhooks/:id/replay', {
-      schema: {
-        tags, security: bearerSecurity, params: IdParams,
-        body: Type.Object({ since: Type.String({ maxLength: 40 }) }, { additionalProperties: false }),
-        response: { 200: Type.Object({ id: Type.Integer(), queued: Type.Integer() }), ...authErrors, ...errors },
+    app.post(
+      '/webhooks/:id/test',
+      {
+        schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: TestResult, ...authErrors, ...errors } },
       },
-    }, async (request) => ({ id: request.params.id, queued: await webhooks.replay(request.principal.workspaceId, request.params.id, request.body.since) }));
+      async (request) => {
+        const row = await webhooks.get(request.principal.workspaceId, request.params.id);
+        const r = await sendTest(row);
+        return { ok: r.ok, response_code: r.status, response_body: r.body, error: r.error, duration_ms: r.durationMs };
+      },
+    );
+
+    app.get(
+      '/webhooks/:id/deliveries',
+      {
+        schema: {
+          tags,
+          security: bearerSecurity,
+          params: IdParams,
+          querystring: ListQuery,
+          response: { 200: page(Type.Ref('WebhookAttempt')), ...authErrors, ...errors },
+        },
+      },
+      async (request) => {
+        const limit = request.query.limit ?? 20;
+        const rows = await webhooks.attempts(request.principal.workspaceId, request.params.id, {
+          beforeId: decodeCursor(request.query.cursor) ?? undefined,
+          limit: limit + 1,
+        });
+        return toPage(rows, limit, attemptView);
+      },
+    );
+
+    app.post(
+      '/webhooks/:id/replay',
+      {
+        schema: {
+          tags,
+          security: bearerSecurity,
+          params: IdParams,
+          body: Type.Object({ since: Type.String({ maxLength: 40 }) }, { additionalProperties: false }),
+          response: { 200: Type.Object({ id: Type.Integer(), queued: Type.Integer() }), ...authErrors, ...errors },
+        },
+      },
+      async (request) => ({ id: request.params.id, queued: await webhooks.replay(request.principal.workspaceId, request.params.id, request.body.since) }),
+    );
   };
