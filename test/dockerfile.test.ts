@@ -69,10 +69,10 @@ function ignorePredicate(): (path: string) => boolean {
     const body = p
       .replace(/^\/+/, '')
       .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*\*/g, '\u0000')
+      .replace(/\*\*/g, '\uFFFF')
       .replace(/\*/g, '[^/]*')
       .replace(/\?/g, '[^/]')
-      .replace(/\u0000/g, '.*');
+      .replace(/\uFFFF/g, '.*');
     return new RegExp(`^${body}(?:/.*)?$`);
   });
   return (path) => regexps.some((r) => r.test(path));
@@ -254,7 +254,7 @@ describe('the Dockerfile, replayed without a daemon', () => {
     let output = '';
     const port = await new Promise<number>((resolve, reject) => {
       const seen = (d: Buffer) => {
-        output += d;
+        output += d.toString();
         // /healthz answers 200 once every role is up, which the `ready` line announces.
         const m = /HTTP API listening on [\d.]+:(\d+)/.exec(output);
         if (m && /"phase":"ready"/.test(output)) resolve(Number(m[1]));

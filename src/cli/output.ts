@@ -69,6 +69,7 @@ function breakLines(text: string, width: number): string[] {
 
 /** Rows as aligned columns; values too long for the width end in an ellipsis (all of them in full with --wide). */
 export function formatTable(rows: Record<string, unknown>[], columns: string[], options: TableOptions = {}, full = wide): string[] {
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects are written as JSON before String sees them
   const cell = (v: unknown) => (v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v));
   const headers = columns.map((c) => c.toUpperCase());
   const body = rows.map((r) => columns.map((c) => cell(r[c])));

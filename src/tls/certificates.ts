@@ -34,7 +34,7 @@ export function loadTlsCredentials(tls: TlsSettings, dataDir: string, hostname: 
     try {
       return Promise.resolve({ cert: pemOrFile(tls.cert, 'tls.cert'), key: pemOrFile(tls.key, 'tls.key'), source: 'config' });
     } catch (err) {
-      return Promise.reject(err);
+      return Promise.reject(err as Error);
     }
   }
   if (tls.cert || tls.key) {
@@ -59,11 +59,13 @@ export function pemOrFile(value: string, key: keyof typeof ENV_NAME): string {
   if (value.includes('-----BEGIN')) return value;
   try {
     return readFileSync(value, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory, not a file' : (err as Error).message;
+  } catch (cause) {
+    const err = cause as NodeJS.ErrnoException;
+    const code = err.code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory, not a file' : err.message;
     throw new Error(
       `${key} (${ENV_NAME[key]}): cannot read ${value}: ${why}; point it at a PEM file, or set neither tls.cert nor tls.key to use a self-signed certificate generated in dataDir`,
+      { cause },
     );
   }
 }

@@ -165,6 +165,7 @@ export class RefusedAddressError extends Error {
  * slash, tabs and newlines vanish), so that other parsers read another host in the same text:
  * `http://203.0.113.1\@127.0.0.1/` is 203.0.113.1 to WHATWG and 127.0.0.1 to others.
  */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it looks for
 const AMBIGUOUS = /[\\\x00-\x20\x7f]/;
 
 /**

@@ -60,7 +60,7 @@ describe('docs/SUBMISSION.md: try it locally', () => {
     let log = '';
     port = await new Promise<string>((resolve, reject) => {
       serve.stderr!.on('data', (d: Buffer) => {
-        log += d;
+        log += d.toString();
         const m = /SMTP submission listening on 127\.0\.0\.1:(\d+) \(STARTTLS\)/.exec(log);
         if (m && log.includes('"phase":"ready"')) resolve(m[1]!);
       });

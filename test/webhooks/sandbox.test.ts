@@ -80,7 +80,7 @@ describe('webhooks in the sandbox', () => {
     let printed = '';
     await new Promise<void>((resolve, reject) => {
       receiver.stdout!.on('data', (d: Buffer) => {
-        printed += d;
+        printed += d.toString();
         if (printed.includes('listening on')) resolve();
       });
       receiver.once('exit', (code) => reject(new Error(`the receiver exited ${code}`)));
