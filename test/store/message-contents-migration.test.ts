@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { describe, expect, it } from 'vitest';
 import { source } from '../../src/store/migrate.ts';
 import { messagesRepo } from '../../src/store/messages.ts';
@@ -5,13 +6,23 @@ import { openStore } from '../helpers/db.ts';
 import { STORES } from '../helpers/stores.ts';
 
 const AT = 1_700_000_000_000;
+const MOVE = '012_message_contents';
+
+/** Migrations undone one by one, newest first, until the body move itself has been undone. */
+async function downThroughMove(db: Knex): Promise<void> {
+  for (;;) {
+    const [completed] = (await db.migrate.list({ migrationSource: source })) as [({ name: string } | string)[], unknown[]];
+    if (!completed.some((m) => (typeof m === 'string' ? m : m.name) === MOVE)) return;
+    await db.migrate.down({ migrationSource: source });
+  }
+}
 
 describe.each(STORES)('bodies moved out of the messages rows (%s)', (kind) => {
   it('carries every stored body over, a pruned one stays pruned, and going back restores the column', async () => {
     const { open } = await openStore(kind);
     const db = open();
     await db.migrate.latest({ migrationSource: source });
-    await db.migrate.down({ migrationSource: source });
+    await downThroughMove(db);
     const [ws] = await db('workspaces').insert({ name: 'w', plan: 'free', rate_per_minute: 10, rate_per_hour: 100, created_at: AT }).returning('id');
     const message = (n: number, content: string | null) => ({
       workspace_id: typeof ws === 'object' ? ws.id : ws,
@@ -43,7 +54,7 @@ describe.each(STORES)('bodies moved out of the messages rows (%s)', (kind) => {
     expect((await messagesRepo.byId(db, ids[0]!))?.content).toBe('{"kind":"fields","text":"one"}');
     expect((await messagesRepo.byId(db, ids[1]!))?.content).toBeNull();
 
-    await db.migrate.down({ migrationSource: source });
+    await downThroughMove(db);
     expect(await db('messages').orderBy('id').pluck('content')).toStrictEqual(['{"kind":"fields","text":"one"}', null]);
   });
 });
