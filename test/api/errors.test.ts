@@ -25,9 +25,7 @@ function rawHttp(url: string, request: string): Promise<string> {
 describe.each(STORES)('API errors and ids (%s)', (kind) => {
   it('serves ids only in canonical decimal; everything else is 404 {error}', async () => {
     const server = await startTestServer(kind);
-    const ws = await server.workspace('ids');
-    await server.services.tenancy.setLimits('ids', { perMinute: 1_000_000, perHour: 1_000_000 });
-    await server.verifiedDomain(ws.id, 'ids.test');
+    const ws = await server.sender('ids', 'ids.test');
     let id = 0;
     for (let i = 0; i < 16; i++) {
       const sent = await server.api('POST', '/emails', { key: ws.apiKey, body: { from: 'a@ids.test', to: 'u@dest.example', subject: `n${i}`, text: 'x' } });

@@ -19,6 +19,8 @@ export interface TestServer extends RunningServer {
   workspace(name?: string): Promise<{ id: number; apiKey: string }>;
   /** Adds a domain to a workspace and marks it verified (no DNS needed). */
   verifiedDomain(workspaceId: number, name: string): Promise<void>;
+  /** A workspace sending from one verified domain, its rate limits out of the way. */
+  sender(name: string, domain: string): Promise<{ id: number; apiKey: string }>;
   /** A fetch against the API with the key as bearer. */
   api(method: string, path: string, opts?: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<ApiResponse>;
 }
@@ -85,6 +87,14 @@ export async function startTestServer(
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
 
+  const verifiedDomain = async (workspaceId: number, name: string) => {
+    await server.services.domains.add(workspaceId, name);
+    await server.services.domains.forceVerify(null, name);
+  };
+  const workspace = async (name?: string) => {
+    const { workspace, apiKey } = await server.services.tenancy.createWorkspace(name ?? `ws${++counter}`);
+    return { id: workspace.id, apiKey };
+  };
   return {
     ...server,
     url: server.url!,
@@ -92,13 +102,13 @@ export async function startTestServer(
     config,
     configFile,
     api,
-    async verifiedDomain(workspaceId, name) {
-      await server.services.domains.add(workspaceId, name);
-      await server.services.domains.forceVerify(null, name);
-    },
-    async workspace(name) {
-      const { workspace, apiKey } = await server.services.tenancy.createWorkspace(name ?? `ws${++counter}`);
-      return { id: workspace.id, apiKey };
+    verifiedDomain,
+    workspace,
+    async sender(name, domain) {
+      const ws = await workspace(name);
+      await server.services.tenancy.setLimits(name, { perMinute: 1_000_000, perHour: 1_000_000 });
+      await verifiedDomain(ws.id, domain);
+      return ws;
     },
   };
 }

@@ -21,9 +21,7 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<PromiseSettle
 describe.each(STORES)('accepting when the database cannot commit (%s)', (kind) => {
   it('answers every waiting message with an error instead of hanging, batch after batch', async () => {
     const server = await startTestServer(kind);
-    const ws = await server.workspace('acme');
-    await server.services.tenancy.setLimits('acme', { perMinute: 10_000, perHour: 10_000 });
-    await server.verifiedDomain(ws.id, 'acme.test');
+    const ws = await server.sender('acme', 'acme.test');
     const { accept, tenancy, clock, db } = server.services;
     const principal = await tenancy.authenticate(ws.apiKey);
     const send = (i: number) => accept.accept(principal, validateSend({ from: 'hello@acme.test', to: `u${i}@example.org`, subject: `S${i}`, text: 'Hi' }, clock.now()));
