@@ -48,6 +48,8 @@ interface Slot {
   ready: boolean;
   job: Job | null;
   timer: NodeJS.Timeout | null;
+  /** When the job was posted (performance.now()). */
+  startedAt: number;
 }
 
 /**
@@ -57,7 +59,7 @@ interface Slot {
  * since each holds up to `inbound.maxSize` bytes.
  */
 export async function startParsePool(options: ParsePoolOptions, log: Logger): Promise<ReportParser> {
-  const slots: Slot[] = Array.from({ length: options.workers }, () => ({ worker: null, ready: false, job: null, timer: null }));
+  const slots: Slot[] = Array.from({ length: options.workers }, () => ({ worker: null, ready: false, job: null, timer: null, startedAt: 0 }));
   const queue: Job[] = [];
   let closing = false;
 
@@ -78,6 +80,7 @@ export async function startParsePool(options: ParsePoolOptions, log: Logger): Pr
 
   const run = (slot: Slot, job: Job) => {
     slot.job = job;
+    slot.startedAt = performance.now();
     // Shared segments cross without a copy; the worker joins them on its own thread.
     slot.worker!.postMessage({ segments: job.raw.segments, length: job.raw.length });
     slot.timer = setTimeout(() => {
@@ -113,7 +116,14 @@ export async function startParsePool(options: ParsePoolOptions, log: Logger): Pr
           pump();
           return;
         }
-        finish(slot, { parsed: message, unparsed: null });
+        // An answer that comes after the budget is over budget too, even if a busy event loop
+        // read it before the timer fired: the budget means the same on a loaded machine.
+        if (performance.now() - slot.startedAt > options.budgetMs) {
+          log.warn({ phase: 'parse', budget_ms: options.budgetMs, size: slot.job?.raw.length }, 'report over its parse time budget');
+          finish(slot, { parsed: null, unparsed: 'time_budget' });
+        } else {
+          finish(slot, { parsed: message, unparsed: null });
+        }
         pump();
       });
       worker.on('error', (err) => {
