@@ -234,6 +234,47 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    shaping: Type.Object(
+      {
+        defaults: Type.Object(
+          {
+            connections: Type.Integer({ minimum: 1, default: 10, description: 'concurrent connections per destination group (per process)' }),
+            perMinute: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+              default: null,
+              expected: 'a whole number of messages, or null (unlimited)',
+              description: 'messages per minute per destination group, across every process',
+            }),
+            perConnection: Type.Integer({ minimum: 1, default: 100, description: 'messages sent on one connection before it is closed' }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
+        providers: Type.Array(
+          Type.Object(
+            {
+              name: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]*$', expected: 'a lowercase name', examples: ['google'] }),
+              mx: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, expected: 'MX host name suffixes', examples: [['google.com', 'googlemail.com']] }),
+              connections: Type.Optional(Type.Integer({ minimum: 1 })),
+              perMinute: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+              perConnection: Type.Optional(Type.Integer({ minimum: 1 })),
+            },
+            { additionalProperties: false },
+          ),
+          { default: [], description: 'provider rules tried before the built-in ones (docs/SHAPING.md)' },
+        ),
+        rules: Type.Array(
+          Type.Object(
+            {
+              match: Type.String({ minLength: 1, expected: 'a substring, or /regex/i', examples: ['4.7.28', '/^421 .*try again later/i'] }),
+              action: Type.Union([Type.Literal('suspend'), Type.Literal('throttle'), Type.Literal('reconnect-later')]),
+              seconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
+            },
+            { additionalProperties: false },
+          ),
+          { default: [], description: 'reply rules tried before the built-in ones (docs/SHAPING.md)' },
+        ),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     retention: Type.Object({ days: Type.Integer({ minimum: 1, default: 30 }) }, { additionalProperties: false, default: {} }),
     log: Type.Object(
       {
