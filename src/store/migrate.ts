@@ -13,6 +13,7 @@ import * as rateHitBatch from './migrations/010_rate_hit_batch.ts';
 import * as usageSlots from './migrations/011_usage_slots.ts';
 import * as messageContents from './migrations/012_message_contents.ts';
 import * as suppressionKeyset from './migrations/013_suppression_keyset.ts';
+import * as shaping from './migrations/014_shaping.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '011_usage_slots': usageSlots,
   '012_message_contents': messageContents,
   '013_suppression_keyset': suppressionKeyset,
+  '014_shaping': shaping,
 };
 
 /** The migrations in order, for knex's migrator (`migrate.up`, `.down` in tests). */
