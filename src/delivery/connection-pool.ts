@@ -1,6 +1,8 @@
 /** What the pool needs from a connection. */
 export interface Poolable {
   readonly alive: boolean;
+  /** Transactions completed on it so far. */
+  readonly transactions: number;
   /** Makes the connection ready for another transaction; false when it is not. */
   reset(): Promise<boolean>;
   quit(): void;
@@ -16,14 +18,32 @@ export interface PoolLimits {
 
 type Grant<C, F> = { session: C } | { failure: F } | { retry: true };
 
+/**
+ * The destination group a connection belongs to (SPEC §11): at most `connections` open to all
+ * its hosts together, each closed after `perConnection` transactions. The latest caller's
+ * figures apply, so a throttled group shrinks as its connections come back.
+ */
+export interface GroupLimit {
+  name: string;
+  connections: number;
+  perConnection: number;
+}
+
 interface Entry {
   key: string;
+  group: string | null;
   idleTimer: NodeJS.Timeout | null;
 }
 
+interface Waiter<C, F> {
+  group: string | null;
+  grant: (grant: Grant<C, F>) => void;
+}
+
 /**
- * Connections per destination (`host:port`), at most `perKey` each and `total` overall; callers
- * beyond a cap queue in arrival order. A released connection goes straight to the next caller
+ * Connections per destination (`host:port`), at most `perKey` each, `total` overall and, for a
+ * destination of a group, the group's `connections` over all its destinations; callers beyond
+ * a cap queue in arrival order. A released connection goes straight to the next caller
  * for its destination, or idles until `idleTimeoutMs` (Postfix keeps idle SMTP connections for
  * a few seconds too, `smtp_connection_cache_time_limit`, because receivers drop idle clients).
  */
@@ -33,7 +53,10 @@ export class ConnectionPool<C extends Poolable, F> {
   /** Connections per key, counting those still being opened. */
   private readonly counts = new Map<string, number>();
   private readonly idle = new Map<string, C[]>();
-  private readonly waiters = new Map<string, ((grant: Grant<C, F>) => void)[]>();
+  private readonly waiters = new Map<string, Waiter<C, F>[]>();
+  /** Connections per group, counting those still being opened, and each group's latest limits. */
+  private readonly groupCounts = new Map<string, number>();
+  private readonly groupLimits = new Map<string, GroupLimit>();
   private total = 0;
   private closed = false;
   private closedFailure: F | null = null;
@@ -43,15 +66,18 @@ export class ConnectionPool<C extends Poolable, F> {
     this.limits = limits;
   }
 
-  async acquire(key: string, open: () => Promise<C | F>, isConnection: (value: C | F) => value is C): Promise<C | F> {
+  /** `key` names one destination; every destination of a group must have a key of its own. */
+  async acquire(key: string, open: () => Promise<C | F>, isConnection: (value: C | F) => value is C, group?: GroupLimit): Promise<C | F> {
+    const groupName = group?.name ?? null;
+    if (group) this.groupLimits.set(group.name, group);
     for (;;) {
       if (this.closed) return this.closedFailure as F;
       const warm = this.takeIdle(key);
       if (warm) return warm;
-      if (this.count(key) < this.limits.perKey && (this.total < this.limits.total || this.evictIdle())) {
-        return this.openNew(key, open, isConnection);
+      if (this.count(key) < this.limits.perKey && this.groupRoom(groupName) && (this.total < this.limits.total || this.evictIdle())) {
+        return this.openNew(key, groupName, open, isConnection);
       }
-      const grant = await new Promise<Grant<C, F>>((resolve) => this.queue(key).push(resolve));
+      const grant = await new Promise<Grant<C, F>>((resolve) => this.queue(key).push({ group: groupName, grant: resolve }));
       if ('session' in grant) return grant.session;
       if ('failure' in grant) return grant.failure;
     }
@@ -69,8 +95,14 @@ export class ConnectionPool<C extends Poolable, F> {
       this.discard(session, 'destroy');
       return;
     }
+    // Its share of messages sent, or its group shrank (throttled): the connection closes politely.
+    const limit = entry.group === null ? undefined : this.groupLimits.get(entry.group);
+    if (limit && (session.transactions >= limit.perConnection || this.groupCount(entry.group) > limit.connections)) {
+      this.discard(session, 'quit');
+      return;
+    }
     const waiter = this.queue(entry.key).shift();
-    if (waiter) return waiter({ session });
+    if (waiter) return waiter.grant({ session });
     // Under the overall cap, an idle connection here would starve callers of other destinations.
     if (this.total >= this.limits.total && this.othersWaiting(entry.key)) {
       this.discard(session, 'quit');
@@ -80,6 +112,8 @@ export class ConnectionPool<C extends Poolable, F> {
     timer.unref();
     entry.idleTimer = timer;
     this.idleList(entry.key).push(session);
+    // A caller of another host of this group, waiting for the group's room, may take its place.
+    if (entry.group !== null) this.wakeGroupWaiter(entry.group);
   }
 
   stats(): { open: number; perHost: Record<string, number> } {
@@ -92,7 +126,7 @@ export class ConnectionPool<C extends Poolable, F> {
   close(failure: F): Promise<void> {
     this.closed = true;
     this.closedFailure = failure;
-    for (const queue of this.waiters.values()) for (const waiter of queue.splice(0)) waiter({ failure });
+    for (const queue of this.waiters.values()) for (const waiter of queue.splice(0)) waiter.grant({ failure });
     for (const list of this.idle.values()) for (const session of [...list]) this.discard(session, 'quit');
     if (this.total === 0) return Promise.resolve();
     return new Promise((resolve) => {
@@ -100,24 +134,25 @@ export class ConnectionPool<C extends Poolable, F> {
     });
   }
 
-  private async openNew(key: string, open: () => Promise<C | F>, isConnection: (value: C | F) => value is C) {
+  private async openNew(key: string, group: string | null, open: () => Promise<C | F>, isConnection: (value: C | F) => value is C) {
     this.counts.set(key, this.count(key) + 1);
+    if (group !== null) this.groupCounts.set(group, this.groupCount(group) + 1);
     this.total++;
     let opened: C | F;
     try {
       opened = await open();
     } catch (err) {
-      this.uncount(key);
+      this.uncount(key, group);
       throw err;
     }
     if (!isConnection(opened)) {
-      this.uncount(key);
+      this.uncount(key, group);
       // Nobody else is connected there: those queued behind this attempt would only repeat it
       // and wait out the same timeout, so they get its failure now.
-      if (this.count(key) === 0) for (const waiter of this.queue(key).splice(0)) waiter({ failure: opened });
+      if (this.count(key) === 0) for (const waiter of this.queue(key).splice(0)) waiter.grant({ failure: opened });
       return opened;
     }
-    this.entries.set(opened, { key, idleTimer: null });
+    this.entries.set(opened, { key, group, idleTimer: null });
     opened.onClose(() => this.discard(opened, 'none'));
     if (this.closed) {
       this.discard(opened, 'quit');
@@ -137,6 +172,20 @@ export class ConnectionPool<C extends Poolable, F> {
       this.discard(session, 'none');
     }
     return undefined;
+  }
+
+  /** Whether the group may open one more connection, closing an idle one of its own if that makes room. */
+  private groupRoom(group: string | null): boolean {
+    if (group === null) return true;
+    const limit = this.groupLimits.get(group)?.connections ?? Infinity;
+    if (this.groupCount(group) < limit) return true;
+    for (const [session, entry] of this.entries) {
+      if (entry.group === group && entry.idleTimer !== null) {
+        this.discard(session, 'quit');
+        return this.groupCount(group) < limit;
+      }
+    }
+    return false;
   }
 
   /** Frees room under the overall cap by closing the longest-idle connection of any destination. */
@@ -161,11 +210,16 @@ export class ConnectionPool<C extends Poolable, F> {
     if (index >= 0) list.splice(index, 1);
     if (how === 'quit') session.quit();
     if (how === 'destroy') session.destroy();
-    this.uncount(entry.key);
+    this.uncount(entry.key, entry.group);
   }
 
-  private uncount(key: string): void {
+  private uncount(key: string, group: string | null): void {
     this.counts.set(key, this.count(key) - 1);
+    if (group !== null) {
+      const left = this.groupCount(group) - 1;
+      if (left > 0) this.groupCounts.set(group, left);
+      else this.groupCounts.delete(group);
+    }
     this.total--;
     if (this.closed && this.total === 0) this.drained?.();
     this.wakeOne(key);
@@ -182,8 +236,18 @@ export class ConnectionPool<C extends Poolable, F> {
     const keys = [preferred, ...this.waiters.keys()];
     for (const key of keys) {
       const queue = this.queue(key);
-      if (queue.length > 0 && this.count(key) < this.limits.perKey) {
-        queue.shift()!({ retry: true });
+      const first = queue[0];
+      if (first && this.count(key) < this.limits.perKey && this.groupCount(first.group) < (this.groupLimits.get(first.group ?? '')?.connections ?? Infinity)) {
+        queue.shift()!.grant({ retry: true });
+        return;
+      }
+    }
+  }
+
+  private wakeGroupWaiter(group: string): void {
+    for (const queue of this.waiters.values()) {
+      if (queue[0]?.group === group) {
+        queue.shift()!.grant({ retry: true });
         return;
       }
     }
@@ -198,7 +262,11 @@ export class ConnectionPool<C extends Poolable, F> {
     return this.counts.get(key) ?? 0;
   }
 
-  private queue(key: string): ((grant: Grant<C, F>) => void)[] {
+  private groupCount(group: string | null): number {
+    return group === null ? 0 : (this.groupCounts.get(group) ?? 0);
+  }
+
+  private queue(key: string): Waiter<C, F>[] {
     let queue = this.waiters.get(key);
     if (!queue) {
       queue = [];

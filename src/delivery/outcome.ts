@@ -13,7 +13,9 @@ import type { SmtpSendResult } from './transport.ts';
 export type Verdict =
   | { kind: 'delivered'; host: string; code: number; response: string }
   | { kind: 'bounced'; host: string | null; code: number | null; response: string; bounceType: BounceType; reason: string; status: string }
-  | { kind: 'deferred'; host: string | null; code: number | null; response: string };
+  | { kind: 'deferred'; host: string | null; code: number | null; response: string }
+  /** Put back by traffic shaping (a suspended or paced group, a throttling reply): no attempt counted. */
+  | { kind: 'shaped'; host: string | null; code: number | null; response: string; until: number };
 
 /** What was written: the recipient's new state, or nothing because another worker owns the row. */
 export type Recorded =
@@ -84,6 +86,21 @@ function plan(a: Attempt, deps: RecordDeps): { write: LeasedOutcome; finished: F
       finished: { t, name: 'email.bounced', provider, bounceType: verdict.bounceType },
       recorded: { outcome: 'bounced', attempts, provider, bounceType: verdict.bounceType },
     };
+  }
+
+  if (verdict.kind === 'shaped') {
+    // The group was not ready, which says nothing about the recipient: the row waits, its
+    // attempts unchanged, and `delivery.maxAge` still ends it.
+    const expiresAt = (row.first_due_at ?? row.created_at) + deps.policy.maxAgeSeconds * 1000;
+    if (deps.now < expiresAt) {
+      const dueAt = Math.min(verdict.until, expiresAt);
+      const status = row.attempts > 0 ? 'deferred' : 'queued';
+      return {
+        write: { id: row.id, status, dueAt, attempts: row.attempts, lastResponse: verdict.response, lastMx: verdict.host ?? row.last_mx },
+        finished: null,
+        recorded: { outcome: 'deferred', attempts: row.attempts, dueAt },
+      };
+    }
   }
 
   const next = nextAttempt(deps.policy, attempts, row.first_due_at ?? row.created_at, deps.now, deps.random);

@@ -102,17 +102,24 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
     async send(req: SmtpSendRequest): Promise<SmtpSendResult> {
       const host = opts.relay?.host ?? req.host;
       const port = opts.relay?.port ?? req.port;
-      const key = `${host}:${port}`;
+      // A group's connections are its own, even to a host another group also uses.
+      const key = req.group ? `${req.group.name}|${host}:${port}` : `${host}:${port}`;
       for (let attempt = 0; ; attempt++) {
         if (closed) return failure(host, 'connect', 'The SMTP transport is shutting down');
-        const session = await pool.acquire(key, () => openSession(host, port), isSession);
+        const session = await pool.acquire(key, () => openSession(host, port), isSession, req.group);
         if (!isSession(session)) return session;
+        const notNow = req.ready?.() ?? null;
+        if (notNow !== null) {
+          await pool.release(session, true, false);
+          return { ...failure(host, 'connect', notNow), notSent: true };
+        }
         const reused = session.transactions > 0;
         const result = await session.send(req.envelope.from, req.envelope.to, req.raw);
         // A refusal leaves the connection usable after RSET; a timeout or a drop does not. A
         // delivered message needs no RSET: a connection dropped meanwhile is caught below, as
         // stale. Awaited, so a caller sending one message after another finds it idle again.
-        await pool.release(session, result.ok || (result.code !== null && session.alive), !result.ok);
+        const keep = (result.ok || (result.code !== null && session.alive)) && !(req.closeAfter?.(result) ?? false);
+        await pool.release(session, keep, !result.ok);
         // A reused connection the server had already dropped fails before any reply. That says
         // nothing about this message, so it gets one fresh connection.
         const stale = !result.ok && reused && result.code === null && result.stage === 'mail';

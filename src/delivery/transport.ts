@@ -1,3 +1,5 @@
+import type { GroupLimit } from './connection-pool.ts';
+
 /** The outbound SMTP port: one transaction per call, connections managed behind it. */
 
 export interface SmtpSendRequest {
@@ -7,6 +9,12 @@ export interface SmtpSendRequest {
   /** `from` is the VERP envelope sender; an empty string sends the null sender `<>`. */
   envelope: { from: string; to: string };
   raw: Buffer;
+  /** The destination group: its connections are capped together and closed after `perConnection` messages. */
+  group?: GroupLimit;
+  /** Asked once a connection is ready: a reason not to send now (the group was suspended meanwhile). */
+  ready?: () => string | null;
+  /** Whether the connection must be closed after this result, whatever it was (a `reconnect-later` reply). */
+  closeAfter?: (result: SmtpSendResult) => boolean;
 }
 
 export type SmtpStage = 'connect' | 'tls' | 'ehlo' | 'auth' | 'mail' | 'rcpt' | 'data' | 'timeout';
@@ -23,6 +31,8 @@ export type SmtpSendResult =
       host: string;
       /** True for 4xx replies, timeouts, network failures and our own TLS/AUTH trouble. */
       temporary: boolean;
+      /** Nothing was sent: `ready` said why not. */
+      notSent?: true;
     };
 
 export interface SmtpTransport {

@@ -103,6 +103,30 @@ export function createMetrics() {
       help: 'Outbound SMTP connections open in this process',
       registers: [registry],
     }),
+    shapingReplies: new Counter({
+      name: 'mailsvc_shaping_replies_total',
+      help: 'Replies that matched a shaping rule, by destination group and action (suspend, throttle, reconnect-later)',
+      labelNames: ['group', 'action'] as const,
+      registers: [registry],
+    }),
+    shapingSuspended: new Gauge({
+      name: 'mailsvc_shaping_group_suspended_until_seconds',
+      help: 'Destination groups suspended now: when each resumes (Unix seconds); absent when not suspended',
+      labelNames: ['group'] as const,
+      registers: [registry],
+    }),
+    shapingThrottled: new Gauge({
+      name: 'mailsvc_shaping_group_throttled_until_seconds',
+      help: 'Destination groups at half rate now: when each is back to its limits (Unix seconds)',
+      labelNames: ['group'] as const,
+      registers: [registry],
+    }),
+    shapingDeferred: new Counter({
+      name: 'mailsvc_shaping_deferred_total',
+      help: 'Recipients put back without an attempt counted, by reason (suspended, paced, reply)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     webhookAttempts: new Counter({
       name: 'mailsvc_webhook_attempts_total',
       help: 'Webhook POSTs by outcome (delivered, failed, gave_up, lease_lost)',

@@ -35,7 +35,7 @@ export interface ClaimRequest {
 /** One attempt's outcome for `finishLeased`: the recipient's new state. */
 export interface LeasedOutcome {
   id: number;
-  status: 'delivered' | 'bounced' | 'failed' | 'deferred';
+  status: 'delivered' | 'bounced' | 'failed' | 'deferred' | 'queued';
   /** The next attempt (deferred); null once final. */
   dueAt: number | null;
   attempts: number;
