@@ -19,6 +19,7 @@ import { createLogger } from './log/logger.ts';
 import { createMetrics, type Metrics } from './metrics/registry.ts';
 import { windowsFor, type RateDecision } from './ratelimit/sliding.ts';
 import { commitLanes, createDb, singleWriter, type Db } from './store/db.ts';
+import { memoryPacer, sharedPacer, type Pacer } from './delivery/pacer.ts';
 import { migrate } from './store/migrate.ts';
 import { rateCountStore, rateLimits } from './store/rateLimits.ts';
 import { RateCounter } from './ratelimit/counter.ts';
@@ -62,6 +63,8 @@ export interface Services {
   /** Signed session cookies of the web console. */
   consoleSessions: ConsoleSessions;
   rateLimit(principal: Principal): Promise<RateDecision>;
+  /** Pacing slots of destination groups' per-minute limits: in memory on SQLite, shared by every process on PostgreSQL. */
+  pacer: Pacer;
   close(): Promise<void>;
 }
 
@@ -105,6 +108,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     db,
     clock,
     log,
+    pacer: oneWriter ? memoryPacer() : sharedPacer(db),
     dns,
     random: overrides.random ?? Math.random,
     tokens: {

@@ -3,7 +3,7 @@ import { hostname as machineName } from 'node:os';
 import type { Clock, Logger } from '../core/ports.ts';
 import type { Db } from '../store/db.ts';
 import type { RecipientRow } from '../store/messages.ts';
-import { queueRepo } from '../store/queue.ts';
+import { queueRepo, type ClaimRequest } from '../store/queue.ts';
 
 /**
  * The rows this worker holds under a lease, and the work running on each. Claims take due rows
@@ -31,8 +31,8 @@ export class LeasedClaims {
    * Claims up to `limit` due rows and starts `work` on each; returns how many were claimed.
    * `claimed` sees the whole batch first (to load what its rows share in one go).
    */
-  async claim(limit: number, work: (row: RecipientRow) => Promise<void>, claimed?: (rows: RecipientRow[]) => void): Promise<number> {
-    const rows = await queueRepo.claim(this.deps.db, { owner: this.owner, now: this.deps.clock.now(), leaseMs: this.leaseMs, limit });
+  async claim(limit: number, work: (row: RecipientRow) => Promise<void>, claimed?: (rows: RecipientRow[]) => void, shape?: ClaimRequest['shape']): Promise<number> {
+    const rows = await queueRepo.claim(this.deps.db, { owner: this.owner, now: this.deps.clock.now(), leaseMs: this.leaseMs, limit, shape });
     if (rows.length > 0) claimed?.(rows);
     for (const row of rows) {
       // Our own lease may have lapsed while we still work on the row (a stalled event loop):

@@ -15,8 +15,9 @@ import { judgeDestination, judgeSend, type Verdict } from './outcome.ts';
 import type { Relay } from './relay.ts';
 import type { RenderStep } from './render.ts';
 import type { FairScheduler } from './fair-scheduler.ts';
+import type { Shaper } from './shaper.ts';
 import type { CopySigner } from './sign-pool.ts';
-import type { SmtpTransport } from './transport.ts';
+import type { SmtpSendFailure, SmtpSendResult, SmtpTransport } from './transport.ts';
 import { verpSender } from './verp.ts';
 
 export interface PipelineDeps {
@@ -35,6 +36,8 @@ export interface PipelineDeps {
   scheduler: FairScheduler;
   /** With a smarthost there is no MX lookup: everything goes to it. */
   relay: Relay | undefined;
+  /** Destination groups and their limits (SPEC §11); mail to a smarthost or the sandbox is not shaped. */
+  shaper: Shaper;
 }
 
 interface SendingDomain {
@@ -118,6 +121,24 @@ export class RecipientPipeline {
   async attempt(row: RecipientRow, prepared: StoredMessage): Promise<Verdict> {
     const destination = await this.destination(row.domain);
     if (destination.kind !== 'hosts') return judgeDestination(destination);
+    if (!this.shaped()) return this.send(row, prepared, destination.hosts, null);
+    const shaper = this.deps.shaper;
+    const group = shaper.groupOf(row.domain, destination.hosts);
+    const admission = shaper.enter(group);
+    if (admission.kind === 'wait') {
+      this.deps.metrics.shapingDeferred.inc({ reason: admission.why });
+      return { kind: 'shaped', host: null, code: null, response: `Not sent yet: ${admission.reason}`, until: admission.until };
+    }
+    try {
+      return await this.send(row, prepared, destination.hosts, group);
+    } finally {
+      admission.done();
+    }
+  }
+
+  /** Renders, signs and sends one copy, trying each host in turn; `group` shapes it unless null. */
+  private async send(row: RecipientRow, prepared: StoredMessage, hosts: string[], group: string | null): Promise<Verdict> {
+    const shaper = this.deps.shaper;
     const sending = await this.sendingDomain(prepared.message.domain);
     const from = verpSender(this.deps.verp, row.id, sending.returnPathDomain);
     const weight = renderWeight(prepared, sending.tracking);
@@ -134,13 +155,45 @@ export class RecipientPipeline {
     this.deps.metrics.deliverySignatures.inc();
     const raw = copy.raw;
     let last: Verdict | null = null;
+    const shaping =
+      group === null
+        ? {}
+        : {
+            group: { name: group, ...shaper.limits(group) },
+            ready: () => shaper.pace(group),
+            // The connection a rule's reply came on is closed: the receiver asked us to go away.
+            closeAfter: (r: SmtpSendResult) => !r.ok && r.code !== null && shaper.ruleFor(r.response) !== null,
+          };
     // RFC 5321 §5.1: try each host in order until one takes the message or refuses it for good.
-    for (const host of destination.hosts) {
-      const result = await this.deps.transport.send({ host, port: this.deps.config.delivery.port, envelope: { from, to: row.address }, raw });
+    for (const host of hosts) {
+      const result = await this.deps.transport.send({ host, port: this.deps.config.delivery.port, envelope: { from, to: row.address }, raw, ...shaping });
+      if (group !== null && !result.ok) {
+        const shaped = await this.shapedReply(group, result);
+        if (shaped) return shaped;
+      }
       last = judgeSend(result);
       if (last.kind !== 'deferred') return last;
     }
     return last!;
+  }
+
+  /** A reply that tells the group to wait (a rule matched, or it was suspended meanwhile): the recipient waits with it. */
+  private async shapedReply(group: string, result: SmtpSendFailure): Promise<Verdict | null> {
+    const shaper = this.deps.shaper;
+    if (result.notSent) {
+      this.deps.metrics.shapingDeferred.inc({ reason: 'paced' });
+      return { kind: 'shaped', host: null, code: null, response: `Not sent yet: ${result.response}`, until: shaper.resumeAt(group) };
+    }
+    const rule = result.code === null ? null : shaper.ruleFor(result.response);
+    if (!rule) return null;
+    const applied = await shaper.apply(group, rule, result.response);
+    this.deps.metrics.shapingDeferred.inc({ reason: 'reply' });
+    return { kind: 'shaped', host: result.host, code: result.code, response: result.response, until: applied.until };
+  }
+
+  /** Whether mail goes to MX hosts, and so is shaped: not to a smarthost, nor to the sandbox's inbox. */
+  private shaped(): boolean {
+    return !this.deps.relay && !this.deps.transport.fixedDestination;
   }
 
   private destination(domain: string): Promise<Destination> {

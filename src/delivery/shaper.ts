@@ -103,44 +103,49 @@ export class Shaper {
   }
 
   /**
-   * Whether a recipient of `group` may go now. A suspended group waits; with a per-minute limit
-   * the recipient takes the group's next pacing slot and waits for it when it is near, or waits
-   * for a later claim when it is not.
+   * Whether a recipient of `group` may start now: not while the group is suspended. `done` when
+   * its transaction has ended (claims count what each group has in flight).
    */
-  async admit(group: string): Promise<Admission> {
+  enter(group: string): Admission {
     const now = this.deps.clock.now();
     const suspended = this.suspendedUntil(group, now);
     if (suspended !== null) return { kind: 'wait', until: suspended, reason: this.states.get(group)?.reason ?? 'suspended', why: 'suspended' };
-    const { perMinute } = limitsOf(group, this.deps.config.shaping.defaults, this.providers);
     this.count(group, 1);
     let finished = false;
-    const done = () => {
-      if (finished) return;
-      finished = true;
-      this.count(group, -1);
+    return {
+      kind: 'go',
+      done: () => {
+        if (finished) return;
+        finished = true;
+        this.count(group, -1);
+      },
     };
-    if (perMinute === null) return { kind: 'go', done };
-    const interval = pacingInterval(perMinute, this.throttled(group, now));
-    let slot: { start: number; granted: number };
-    try {
-      slot = await this.deps.pacer.take(group, interval, now, HORIZON_MS);
-    } catch (err) {
-      done();
-      throw err;
-    }
-    this.nextSlot.set(group, { at: slot.start + slot.granted * interval, interval });
-    if (slot.granted === 0) {
-      done();
-      return { kind: 'wait', until: slot.start, reason: `the ${group} limit of ${perMinute} messages a minute`, why: 'paced' };
-    }
-    const wait = slot.start - this.deps.clock.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    return { kind: 'go', done };
   }
 
-  /** Why a recipient of `group` must not be sent now (suspended meanwhile), or null. */
-  notNow(group: string): string | null {
-    return this.suspendedUntil(group, this.deps.clock.now()) === null ? null : `${group} is suspended: ${this.states.get(group)?.reason ?? ''}`;
+  /**
+   * Called with a connection ready, right before MAIL FROM: null when the message may go now,
+   * else why not. A suspended group stops here too; with a per-minute limit the message takes
+   * the group's next pacing slot and waits for it when it is near (the receiver then sees the
+   * messages `interval` apart however long each waited for its connection), or gives way.
+   */
+  async pace(group: string): Promise<string | null> {
+    const now = this.deps.clock.now();
+    if (this.suspendedUntil(group, now) !== null) return `${group} is suspended: ${this.states.get(group)?.reason ?? ''}`;
+    const { perMinute } = limitsOf(group, this.deps.config.shaping.defaults, this.providers);
+    if (perMinute === null) return null;
+    const interval = pacingInterval(perMinute, this.throttled(group, now));
+    const slot = await this.deps.pacer.take(group, interval, now, HORIZON_MS);
+    this.nextSlot.set(group, { at: slot.start + slot.granted * interval, interval });
+    if (slot.granted === 0) return `${group} is at its limit of ${perMinute} messages a minute`;
+    const wait = slot.start - this.deps.clock.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    return null;
+  }
+
+  /** When a recipient that `pace` or `enter` turned away may try again. */
+  resumeAt(group: string): number {
+    const now = this.deps.clock.now();
+    return Math.max(now, this.suspendedUntil(group, now) ?? 0, this.nextSlot.get(group)?.at ?? 0);
   }
 
   /** The shaping rule a failed reply matches (configured rules first, then the built-ins), or null. */

@@ -218,8 +218,12 @@ export class SmtpSession {
   private markLost(err: NodemailerError): void {
     if (this.lost) return;
     this.lost = err;
-    for (const waiter of this.lossWaiters) waiter(err);
-    this.lossWaiters.clear();
+    // A server ending the session with a 421 reply makes the client close first and answer the
+    // pending command after: its reply (the receiver's reason) must win over the bare loss.
+    setImmediate(() => {
+      for (const waiter of this.lossWaiters) waiter(err);
+      this.lossWaiters.clear();
+    });
   }
 
   /** Runs a callback-style client call, settling on its callback or on the connection's loss. */

@@ -108,7 +108,7 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
         if (closed) return failure(host, 'connect', 'The SMTP transport is shutting down');
         const session = await pool.acquire(key, () => openSession(host, port), isSession, req.group);
         if (!isSession(session)) return session;
-        const notNow = req.ready?.() ?? null;
+        const notNow = req.ready ? await req.ready() : null;
         if (notNow !== null) {
           await pool.release(session, true, false);
           return { ...failure(host, 'connect', notNow), notSent: true };

@@ -11,8 +11,8 @@ export interface SmtpSendRequest {
   raw: Buffer;
   /** The destination group: its connections are capped together and closed after `perConnection` messages. */
   group?: GroupLimit;
-  /** Asked once a connection is ready: a reason not to send now (the group was suspended meanwhile). */
-  ready?: () => string | null;
+  /** Asked once a connection is ready, right before MAIL FROM: a reason not to send now (a suspended group, no pacing slot). */
+  ready?: () => Promise<string | null>;
   /** Whether the connection must be closed after this result, whatever it was (a `reconnect-later` reply). */
   closeAfter?: (result: SmtpSendResult) => boolean;
 }

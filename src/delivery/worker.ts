@@ -9,10 +9,12 @@ import type { TokenCodec } from '../tokens/index.ts';
 import { LeasedClaims } from './claims.ts';
 import { FairScheduler } from './fair-scheduler.ts';
 import type { Recorded, Verdict } from './outcome.ts';
+import { memoryPacer, type Pacer } from './pacer.ts';
 import { RecipientPipeline } from './pipeline.ts';
 import { OutcomeRecorder } from './record.ts';
 import { relayOf } from './relay.ts';
 import { sendAsPrepared, type RenderStep } from './render.ts';
+import { Shaper } from './shaper.ts';
 import { inlineSigner, signingThreads, SigningPool, type CopySigner } from './sign-pool.ts';
 import { createSmtpTransport } from './smtp-transport.ts';
 import type { SmtpTransport } from './transport.ts';
@@ -27,6 +29,8 @@ export interface DeliveryDeps {
   log: Logger;
   metrics: Metrics;
   tokens: { verp: TokenCodec };
+  /** Pacing of groups' per-minute limits; default: in this process's memory. */
+  pacer?: Pacer;
 }
 
 export interface DeliveryOptions {
@@ -62,6 +66,8 @@ export class DeliveryWorker {
   private readonly pipeline: RecipientPipeline;
   private readonly claims: LeasedClaims;
   private readonly scheduler: FairScheduler;
+  private readonly shaper: Shaper;
+  private readonly shaping: boolean;
   private readonly recorder: OutcomeRecorder;
   private readonly concurrency: number;
   private readonly pollMs: number;
@@ -88,6 +94,9 @@ export class DeliveryWorker {
     });
     this.scheduler = new FairScheduler({ changed: () => this.wakeIfRoom() });
     this.log = deps.log.child({ phase: 'deliver', worker: this.claims.owner });
+    this.shaper = new Shaper({ ...deps, pacer: deps.pacer ?? memoryPacer() });
+    // A smarthost shapes its own traffic, and the sandbox's inbox takes everything.
+    this.shaping = !relay && !options.transport?.fixedDestination;
     this.recorder = new OutcomeRecorder(deps, this.claims.owner);
     this.transport =
       options.transport ??
@@ -102,6 +111,7 @@ export class DeliveryWorker {
       signer: this.signer,
       scheduler: this.scheduler,
       relay,
+      shaper: this.shaper,
     });
   }
 
@@ -127,6 +137,7 @@ export class DeliveryWorker {
     const stopRenewing = this.claims.renewing();
     try {
       await queueRepo.releaseScheduled(this.deps.db, this.deps.clock.now());
+      if (this.shaping) await this.shaper.refresh();
       for (;;) {
         const claimed = await this.claim(this.concurrency);
         if (claimed === 0 && this.claims.size === 0) break;
@@ -156,6 +167,7 @@ export class DeliveryWorker {
     const { unfinished, released } = await this.claims.releaseUnfinished();
     if (unfinished > 0) this.log.warn({ released }, `stopped with ${unfinished} transactions in flight; released=${released}`);
     await Promise.race([this.transport.close(), delay(1000)]);
+    await this.shaper.close();
     if (this.signer !== this.options.signer) await this.signer.close();
   }
 
@@ -165,6 +177,7 @@ export class DeliveryWorker {
 
   private async loop(): Promise<void> {
     let lastScheduled = 0;
+    let lastShaped = 0;
     let moreScheduled = false;
     while (!this.stopping) {
       let full = false;
@@ -176,6 +189,11 @@ export class DeliveryWorker {
         if (moreScheduled || now - lastScheduled >= this.pollMs || now < lastScheduled) {
           lastScheduled = now;
           moreScheduled = (await queueRepo.releaseScheduled(this.deps.db, now, RELEASE_CHUNK, 1)) === RELEASE_CHUNK;
+        }
+        // What other processes' replies did to groups reaches this one within a second.
+        if (this.shaping && (now - lastShaped >= SHAPING_REFRESH_MS || now < lastShaped)) {
+          lastShaped = now;
+          await this.shaper.refresh();
         }
         const room = this.room();
         if (room >= this.refillAt()) {
@@ -230,6 +248,7 @@ export class DeliveryWorker {
       limit,
       (row) => this.deliver(row),
       (rows) => this.pipeline.preload(rows.map((r) => r.message_id)),
+      this.shaping ? this.shaper.claimShape() : undefined,
     );
     this.pass.claimed += claimed;
     return claimed;
@@ -258,6 +277,8 @@ export class DeliveryWorker {
 
 /** Scheduled rows released per transaction. */
 const RELEASE_CHUNK = 100;
+/** How often a worker reads the groups other processes suspended or throttled. */
+const SHAPING_REFRESH_MS = 1000;
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());

@@ -30,7 +30,15 @@ export interface ClaimRequest {
   now: number;
   leaseMs: number;
   limit: number;
+  /**
+   * Traffic shaping (SPEC §11): no row of a group in `exclude`, and of each group at most its
+   * cap (`caps`, else `defaultCap`). A domain not yet in `delivery_domains` is a group of its own.
+   */
+  shape?: { exclude: string[]; caps: [group: string, cap: number][]; defaultCap: number };
 }
+
+/** Rows a shaped claim looks at per row it may take: enough to find other groups behind a busy one. */
+const CANDIDATES_PER_ROW = 4;
 
 /** One attempt's outcome for `finishLeased`: the recipient's new state. */
 export interface LeasedOutcome {
@@ -70,11 +78,43 @@ export const queueRepo = {
   async claim(db: Db, req: ClaimRequest): Promise<RecipientRow[]> {
     const leaseUntil = req.now + req.leaseMs;
     if (isPg(db)) {
+      const shape = req.shape;
+      const pick = shape
+        ? {
+            sql: `with caps as (
+                    select * from unnest(?::text[], ?::int[]) as c(grp, cap)
+                  ), cand as (
+                    select r.id, r.due_at, coalesce(d.group_name, 'domain:' || r.domain) as grp
+                    from recipients r left join delivery_domains d on d.domain = r.domain
+                    where r.status in (${CLAIMABLE_SQL}) and r.due_at <= ? and coalesce(d.group_name, '') <> all(?::text[])
+                    order by r.due_at limit ?
+                  ), ranked as (
+                    select cand.id, row_number() over (partition by cand.grp order by cand.due_at, cand.id) as rn, coalesce(caps.cap, ?) as cap
+                    from cand left join caps on caps.grp = cand.grp
+                  ), picked as (
+                    select id from recipients where id in (select id from ranked where rn <= cap) and status in (${CLAIMABLE_SQL}) and due_at <= ?
+                    order by due_at limit ? for update skip locked
+                  )`,
+            bindings: [
+              shape.caps.map(([g]) => g),
+              shape.caps.map(([, c]) => c),
+              req.now,
+              shape.exclude,
+              req.limit * CANDIDATES_PER_ROW,
+              shape.defaultCap,
+              req.now,
+              req.limit,
+            ] as unknown[],
+          }
+        : {
+            sql: `with picked as (
+                    select id from recipients where status in (${CLAIMABLE_SQL}) and due_at <= ?
+                    order by due_at limit ? for update skip locked
+                  )`,
+            bindings: [req.now, req.limit] as unknown[],
+          };
       const { rows } = (await db.raw(
-        `with picked as (
-           select id from recipients where status in (${CLAIMABLE_SQL}) and due_at <= ?
-           order by due_at limit ? for update skip locked
-         ), claimed as (
+        `${pick.sql}, claimed as (
            update recipients r set status = 'sending', lease_owner = ?, lease_until = ?, due_at = ?, updated_at = ?
            from picked where r.id = picked.id returning r.*
          ), held as (
@@ -83,12 +123,14 @@ export const queueRepo = {
            update messages m set status = ${claimMarks().status} from held where m.id = held.id and ${claimMarks().changes}
          )
          select * from claimed`,
-        [req.now, req.limit, req.owner, leaseUntil, leaseUntil, req.now],
+        [...pick.bindings, req.owner, leaseUntil, leaseUntil, req.now] as never,
       )) as { rows: RecipientRow[] };
       return rows;
     }
     return db.transaction(async (tx) => {
-      const pick = tx('recipients').select('id').whereIn('status', CLAIMABLE).where('due_at', '<=', req.now).orderBy('due_at').limit(req.limit);
+      const pick = req.shape
+        ? (await shapedPickSqlite(tx, req, req.shape)).map((r) => r.id)
+        : tx('recipients').select('id').whereIn('status', CLAIMABLE).where('due_at', '<=', req.now).orderBy('due_at').limit(req.limit);
       const rows: RecipientRow[] = await tx('recipients')
         .whereIn('id', pick)
         .whereIn('status', CLAIMABLE)
@@ -345,6 +387,25 @@ async function releaseChunkPg(db: Db, now: number, chunk: number): Promise<numbe
     [now, chunk, now],
   )) as { rows: { n: number }[] };
   return rows[0]!.n;
+}
+
+/** The rows a shaped claim takes on SQLite (one writer: the transaction makes pick and update atomic). */
+function shapedPickSqlite(tx: Tx, req: ClaimRequest, shape: NonNullable<ClaimRequest['shape']>): Promise<{ id: number }[]> {
+  return tx.raw(
+    `with caps(grp, cap) as (
+       select json_extract(value, '$[0]'), json_extract(value, '$[1]') from json_each(?)
+     ), cand as (
+       select r.id, r.due_at, coalesce(d.group_name, 'domain:' || r.domain) as grp
+       from recipients r left join delivery_domains d on d.domain = r.domain
+       where r.status in (${CLAIMABLE_SQL}) and r.due_at <= ? and coalesce(d.group_name, '') not in (select value from json_each(?))
+       order by r.due_at limit ?
+     ), ranked as (
+       select cand.id, cand.due_at, row_number() over (partition by cand.grp order by cand.due_at, cand.id) as rn, coalesce(caps.cap, ?) as cap
+       from cand left join caps on caps.grp = cand.grp
+     )
+     select id from ranked where rn <= cap order by due_at limit ?`,
+    [JSON.stringify(shape.caps), req.now, JSON.stringify(shape.exclude), req.limit * CANDIDATES_PER_ROW, shape.defaultCap, req.limit],
+  );
 }
 
 function once<T>(make: () => T): () => T {

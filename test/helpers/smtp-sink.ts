@@ -25,6 +25,8 @@ export interface SinkAttempt {
 }
 
 export interface SinkMessage {
+  /** When the message was taken (after the final dot), epoch ms. */
+  at: number;
   connectionId: string;
   from: string;
   to: string[];
@@ -224,6 +226,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
         await perform(dataAction.get(session.id));
         const envelope = session.envelope;
         messages.push({
+          at: Date.now(),
           connectionId: session.id,
           from: envelope.mailFrom ? envelope.mailFrom.address : '',
           to: envelope.rcptTo.map((rcpt) => rcpt.address),
