@@ -5,7 +5,7 @@
  */
 
 /** Rooms that import nothing of ours outside themselves. */
-export const PURE_ROOMS = ['core', 'bounces', 'dkim', 'tokens'];
+export const PURE_ROOMS = ['core', 'bounces', 'dkim', 'tokens', 'shaping'];
 
 /** Packages only some rooms may import: `names` as the table says them, `pattern` as imports spell them. */
 export const PACKAGE_ROOMS = [

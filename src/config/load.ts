@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { Value } from '@sinclair/typebox/value';
 import { envNames, schemaAt, unknownEnvProblems, validationProblem } from './explain.ts';
 import { ConfigSchema, type Config } from './schema.ts';
+import { compileReplyRules } from '../shaping/reply-rules.ts';
+import type { ReplyRule } from '../shaping/types.ts';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -84,6 +86,18 @@ function envLayer(env: NodeJS.ProcessEnv): { layer: Tree; sources: Map<string, s
   return { layer, sources };
 }
 
+/** A reply rule whose `/regex/` does not compile, or could take time out of proportion to a reply, is named with why. */
+function shapingRuleProblems(rules: ReplyRule[]): string[] {
+  return rules.flatMap((rule, i) => {
+    try {
+      compileReplyRules([rule]);
+      return [];
+    } catch (err) {
+      return [`shaping.rules.${i}.match: ${(err as Error).message}`];
+    }
+  });
+}
+
 /** Reads every layer, validates, and resolves derived defaults. Throws ConfigError naming every bad key. */
 export function loadConfig(options: LoadOptions = {}): Config {
   const env = options.env ?? process.env;
@@ -113,7 +127,10 @@ export function loadConfig(options: LoadOptions = {}): Config {
         : validationProblem(ConfigSchema, e.path, e.value, e.message, sources),
     );
   }
-  if (problems.length === 0) problems.push(...proxyProblems((withDefaults as { http: { trustProxy: string[] } }).http.trustProxy));
+  if (problems.length === 0) {
+    problems.push(...proxyProblems((withDefaults as { http: { trustProxy: string[] } }).http.trustProxy));
+    problems.push(...shapingRuleProblems((withDefaults as { shaping: { rules: ReplyRule[] } }).shaping.rules));
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return resolveDerived(withDefaults as unknown as RawShape, root);
 }
