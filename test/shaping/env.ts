@@ -19,7 +19,12 @@ export interface ShapingEnv {
   statuses(ids: number[]): Promise<{ status: string; attempts: number }[]>;
 }
 
-export async function shapingEnv(kind: StoreKind, providers: FarmProviderSpec[], shaping: Record<string, unknown>, config: Record<string, unknown> = {}): Promise<ShapingEnv> {
+export async function shapingEnv(
+  kind: StoreKind,
+  providers: FarmProviderSpec[],
+  shaping: Record<string, unknown>,
+  config: Record<string, unknown> = {},
+): Promise<ShapingEnv> {
   const dns = await startTestDns();
   const farm = await startProviderFarm({ dns, providers, waitTimeoutMs: 60_000 });
   onTestFinished(async () => {
@@ -44,7 +49,10 @@ export async function shapingEnv(kind: StoreKind, providers: FarmProviderSpec[],
     async send(to) {
       const ids: number[] = [];
       for (const address of to) {
-        const res = await server.api('POST', '/emails', { key: ws.apiKey, body: { from: `Acme <news@${FROM_DOMAIN}>`, to: address, subject: 'Hello', text: 'Hi there' } });
+        const res = await server.api('POST', '/emails', {
+          key: ws.apiKey,
+          body: { from: `Acme <news@${FROM_DOMAIN}>`, to: address, subject: 'Hello', text: 'Hi there' },
+        });
         if (res.status !== 201) throw new Error(`send: ${res.status} ${res.text}`);
         ids.push(res.body.id);
       }

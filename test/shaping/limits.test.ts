@@ -52,7 +52,12 @@ describe.each(STORES)('shaping limits at the receiver (%s)', (kind) => {
   }, 60_000);
 
   it('pauses the whole group on a throttling reply within a second, resumes when the rule says, and counts no attempt', async () => {
-    const blocking = { ...bigmail, perMinute: undefined, maxConnections: 2, block: { afterMessages: 5, reply: '421 4.7.28 Unusual rate of unsolicited mail, try later', forMs: 500 } };
+    const blocking = {
+      ...bigmail,
+      perMinute: undefined,
+      maxConnections: 2,
+      block: { afterMessages: 5, reply: '421 4.7.28 Unusual rate of unsolicited mail, try later', forMs: 500 },
+    };
     const env = await shapingEnv(kind, [blocking, ...independentHosts(1)], {
       ...shaping,
       providers: [{ name: 'bigmail', mx: ['bigmail.test'], connections: 2 }],
