@@ -98,6 +98,28 @@ function shapingRuleProblems(rules: ReplyRule[]): string[] {
   });
 }
 
+interface PoolShape {
+  sourceAddresses: { address: string }[];
+  pools: Record<string, string[]>;
+  streamPools: Record<string, string | undefined>;
+  warmup: Record<string, unknown>;
+}
+
+/** Pools hold configured source addresses only, streams name configured pools, warm-up names configured addresses. */
+function poolProblems(d: PoolShape): string[] {
+  const addresses = new Set(d.sourceAddresses.map((a) => a.address));
+  const problems: string[] = [];
+  if (addresses.size !== d.sourceAddresses.length) problems.push('delivery.sourceAddresses: an address is listed twice');
+  for (const [name, list] of Object.entries(d.pools)) {
+    for (const address of list) if (!addresses.has(address)) problems.push(`delivery.pools.${name}: ${address} is not one of delivery.sourceAddresses`);
+  }
+  for (const [stream, pool] of Object.entries(d.streamPools)) {
+    if (pool !== undefined && !(pool in d.pools)) problems.push(`delivery.streamPools.${stream}: no pool named ${pool} in delivery.pools`);
+  }
+  for (const address of Object.keys(d.warmup)) if (!addresses.has(address)) problems.push(`delivery.warmup.${address}: not one of delivery.sourceAddresses`);
+  return problems;
+}
+
 /** Reads every layer, validates, and resolves derived defaults. Throws ConfigError naming every bad key. */
 export function loadConfig(options: LoadOptions = {}): Config {
   const env = options.env ?? process.env;
@@ -130,6 +152,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
   if (problems.length === 0) {
     problems.push(...proxyProblems((withDefaults as { http: { trustProxy: string[] } }).http.trustProxy));
     problems.push(...shapingRuleProblems((withDefaults as { shaping: { rules: ReplyRule[] } }).shaping.rules));
+    problems.push(...poolProblems((withDefaults as { delivery: PoolShape }).delivery));
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return resolveDerived(withDefaults as unknown as RawShape, root);

@@ -174,6 +174,43 @@ export const ConfigSchema = Type.Object(
         retrySchedule: Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1, default: [60, 300, 900, 1800, 3600, 7200, 14400, 28800] }),
         maxAge: seconds(259_200),
         leaseSeconds: seconds(30),
+        sourceAddresses: Type.Array(
+          Type.Object(
+            {
+              address: Type.String({ pattern: '^[0-9A-Fa-f:.]+$', expected: 'an IPv4 or IPv6 address of this machine', examples: ['203.0.113.10'] }),
+              ehlo: Type.String({ minLength: 1, expected: 'the host name its PTR record names', examples: ['mta1.example.com'] }),
+            },
+            { additionalProperties: false },
+          ),
+          { default: [], description: 'outbound connections bind one of these and greet with its name; empty: the kernel picks, EHLO server.hostname' },
+        ),
+        pools: Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*$' }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), {
+          default: {},
+          expected: 'an object of pool names to lists of source addresses',
+          examples: [{ transactional: ['203.0.113.10'], broadcast: ['203.0.113.11', '203.0.113.12'] }],
+          description: 'named sets of source addresses; a workspace, a domain or a stream names one (the most specific wins); default: every address',
+        }),
+        streamPools: Type.Object(
+          {
+            transactional: Type.Optional(Type.String({ minLength: 1 })),
+            broadcast: Type.Optional(Type.String({ minLength: 1 })),
+          },
+          { additionalProperties: false, default: {}, description: 'the pool each stream sends from unless its workspace or domain names one' },
+        ),
+        warmup: Type.Record(
+          Type.String({ minLength: 1 }),
+          Type.Object(
+            {
+              start: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', expected: 'a UTC day, YYYY-MM-DD', examples: ['2026-12-01'] }),
+              schedule: Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, examples: [[50, 100, 200, 500, 1000, 2000, 5000]] }),
+            },
+            { additionalProperties: false },
+          ),
+          {
+            default: {},
+            description: 'per source address: on day k after start it sends at most schedule[k] messages to each destination group (the last number repeats)',
+          },
+        ),
       },
       { additionalProperties: false, default: {} },
     ),
