@@ -302,7 +302,7 @@ export const ConfigSchema = Type.Object(
           Type.Object(
             {
               match: Type.String({ minLength: 1, expected: 'a substring, or /regex/i', examples: ['4.7.28', '/^421 .*try again later/i'] }),
-              action: Type.Union([Type.Literal('suspend'), Type.Literal('throttle'), Type.Literal('reconnect-later')]),
+              action: Type.Union([Type.Literal('suspend'), Type.Literal('throttle'), Type.Literal('reconnect-later'), Type.Literal('pause-address')]),
               seconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
             },
             { additionalProperties: false },

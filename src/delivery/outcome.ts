@@ -9,13 +9,14 @@ import type { Destination } from './mx.ts';
 import { nextAttempt, type RetryPolicy } from './retry.ts';
 import type { SmtpSendResult } from './transport.ts';
 
-/** What one attempt amounted to, before the retry policy and the lease have their say. */
-export type Verdict =
+/** What one attempt amounted to, before the retry policy and the lease have their say; `source`: the address it went out from. */
+export type Verdict = (
   | { kind: 'delivered'; host: string; code: number; response: string }
   | { kind: 'bounced'; host: string | null; code: number | null; response: string; bounceType: BounceType; reason: string; status: string }
   | { kind: 'deferred'; host: string | null; code: number | null; response: string }
   /** Put back by traffic shaping (a suspended or paced group, a throttling reply): no attempt counted. */
-  | { kind: 'shaped'; host: string | null; code: number | null; response: string; until: number };
+  | { kind: 'shaped'; host: string | null; code: number | null; response: string; until: number }
+) & { source?: string | null };
 
 /** What was written: the recipient's new state, or nothing because another worker owns the row. */
 export type Recorded =

@@ -15,9 +15,9 @@ import { judgeDestination, judgeSend, type Verdict } from './outcome.ts';
 import type { Relay } from './relay.ts';
 import type { RenderStep } from './render.ts';
 import type { FairScheduler } from './fair-scheduler.ts';
-import type { Shaper } from './shaper.ts';
+import type { Lane, Shaper, SourceAddress } from './shaper.ts';
 import type { CopySigner } from './sign-pool.ts';
-import type { SmtpSendFailure, SmtpSendResult, SmtpTransport } from './transport.ts';
+import type { SmtpSendResult, SmtpTransport } from './transport.ts';
 import { verpSender } from './verp.ts';
 
 export interface PipelineDeps {
@@ -91,6 +91,7 @@ export class RecipientPipeline {
   private readonly domains: TtlCache<SendingDomain>;
   private readonly destinations: TtlCache<Destination>;
   private readonly returnPaths: ReturnPathDomains;
+  private turn = 0;
 
   constructor(private readonly deps: PipelineDeps) {
     // Short lives: what the CLI changes (a domain's return path verified, a key rotated) reaches
@@ -121,23 +122,33 @@ export class RecipientPipeline {
   async attempt(row: RecipientRow, prepared: StoredMessage): Promise<Verdict> {
     const destination = await this.destination(row.domain);
     if (destination.kind !== 'hosts') return judgeDestination(destination);
-    if (!this.shaped()) return this.send(row, prepared, destination.hosts, null);
+    const pool = this.poolOf(prepared);
+    if (!this.shaped()) {
+      // A smarthost or the sandbox: no shaping, the pool's addresses in turn.
+      const source = pool.length > 0 ? pool[this.turn++ % pool.length]! : null;
+      return this.send(row, prepared, destination.hosts, source === null ? null : { group: '', source, key: '' }, false);
+    }
     const shaper = this.deps.shaper;
     const group = shaper.groupOf(row.domain, destination.hosts);
-    const admission = shaper.enter(group);
+    const admission = shaper.enter(group, pool);
     if (admission.kind === 'wait') {
       this.deps.metrics.shapingDeferred.inc({ reason: admission.why });
       return { kind: 'shaped', host: null, code: null, response: `Not sent yet: ${admission.reason}`, until: admission.until };
     }
     try {
-      return await this.send(row, prepared, destination.hosts, group);
+      return await this.send(row, prepared, destination.hosts, admission.lane, true);
     } finally {
       admission.done();
     }
   }
 
-  /** Renders, signs and sends one copy, trying each host in turn; `group` shapes it unless null. */
-  private async send(row: RecipientRow, prepared: StoredMessage, hosts: string[], group: string | null): Promise<Verdict> {
+  /** The sending addresses a message may go out from (SPEC §12); none: the kernel's choice. */
+  private poolOf(_prepared: StoredMessage): readonly SourceAddress[] {
+    return this.deps.config.delivery.sourceAddresses;
+  }
+
+  /** Renders, signs and sends one copy, trying each host in turn through `lane` (shaped unless `shaped` is false). */
+  private async send(row: RecipientRow, prepared: StoredMessage, hosts: string[], lane: Lane | null, shaped: boolean): Promise<Verdict> {
     const shaper = this.deps.shaper;
     const sending = await this.sendingDomain(prepared.message.domain);
     const from = verpSender(this.deps.verp, row.id, sending.returnPathDomain);
@@ -154,39 +165,46 @@ export class RecipientPipeline {
     if (copy.built) this.deps.metrics.deliveryMessageBuilds.inc();
     this.deps.metrics.deliverySignatures.inc();
     const raw = copy.raw;
+    const source = lane?.source ?? undefined;
     let last: Verdict | null = null;
     const shaping =
-      group === null
+      lane === null || !shaped
         ? {}
         : {
-            group: { name: group, ...shaper.limits(group) },
-            ready: () => shaper.pace(group),
+            group: { name: lane.key, ...shaper.limits(lane) },
+            ready: () => shaper.pace(lane),
             // The connection a rule's reply came on is closed: the receiver asked us to go away.
             closeAfter: (r: SmtpSendResult) => !r.ok && r.code !== null && shaper.ruleFor(r.response) !== null,
           };
     // RFC 5321 §5.1: try each host in order until one takes the message or refuses it for good.
     for (const host of hosts) {
-      const result = await this.deps.transport.send({ host, port: this.deps.config.delivery.port, envelope: { from, to: row.address }, raw, ...shaping });
-      if (group !== null && !result.ok) {
-        const shaped = await this.shapedReply(group, result);
-        if (shaped) return shaped;
+      const result = await this.deps.transport.send({ host, port: this.deps.config.delivery.port, envelope: { from, to: row.address }, raw, source, ...shaping });
+      if (lane !== null && shaped) {
+        const shapedVerdict = await this.shapedReply(lane, result);
+        if (shapedVerdict) return { ...shapedVerdict, source: source?.address ?? null };
       }
-      last = judgeSend(result);
+      last = { ...judgeSend(result), source: source?.address ?? null };
       if (last.kind !== 'deferred') return last;
     }
     return last!;
   }
 
-  /** A reply that tells the group to wait (a rule matched, or it was suspended meanwhile): the recipient waits with it. */
-  private async shapedReply(group: string, result: SmtpSendFailure): Promise<Verdict | null> {
+  /** A reply that tells the lane to wait (a rule matched, it was suspended meanwhile, its address failed): the recipient waits with it. */
+  private async shapedReply(lane: Lane, result: SmtpSendResult): Promise<Verdict | null> {
     const shaper = this.deps.shaper;
-    if (result.notSent) {
+    if (!result.ok && result.notSent) {
       this.deps.metrics.shapingDeferred.inc({ reason: 'paced' });
-      return { kind: 'shaped', host: null, code: null, response: `Not sent yet: ${result.response}`, until: shaper.resumeAt(group) };
+      return { kind: 'shaped', host: null, code: null, response: `Not sent yet: ${result.response}`, until: shaper.resumeAt(lane) };
+    }
+    const elsewhere = shaper.observe(lane, result);
+    if (result.ok) return null;
+    if (elsewhere !== null) {
+      this.deps.metrics.shapingDeferred.inc({ reason: 'address' });
+      return { kind: 'shaped', host: result.host, code: result.code, response: result.response, until: this.deps.clock.now() + 1000 };
     }
     const rule = result.code === null ? null : shaper.ruleFor(result.response);
     if (!rule) return null;
-    const applied = await shaper.apply(group, rule, result.response);
+    const applied = await shaper.apply(lane, rule, result.response);
     this.deps.metrics.shapingDeferred.inc({ reason: 'reply' });
     return { kind: 'shaped', host: result.host, code: result.code, response: result.response, until: applied.until };
   }

@@ -16,6 +16,8 @@ export interface SessionTarget {
 
 export interface SessionOptions {
   heloName: string;
+  /** The local address the connection binds (a sending address of SPEC §12); none: the kernel picks. */
+  localAddress?: string | undefined;
   /** `ignore` is the plaintext retry after a failed opportunistic handshake. */
   tls: 'opportunistic' | 'required' | 'ignore';
   /** Extra trust anchors for `required` (a private CA, or a test certificate). */
@@ -93,6 +95,7 @@ export class SmtpSession {
       host: target.address,
       port: target.port,
       name: options.heloName,
+      ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       ...(servername ? { servername } : {}),
       tls,
       requireTLS: options.tls === 'required',

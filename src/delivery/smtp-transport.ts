@@ -78,17 +78,20 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
   };
   let closed = false;
 
-  async function openSession(host: string, port: number): Promise<SmtpSession | SmtpSendFailure> {
-    const addresses = await addressesOf(host, opts.dns);
-    if (!Array.isArray(addresses)) return addresses;
-    let last: SmtpSendFailure = failure(host, 'connect', `No address to connect to for ${host}`);
+  async function openSession(host: string, port: number, source: SmtpSendRequest['source']): Promise<SmtpSession | SmtpSendFailure> {
+    const found = await addressesOf(host, opts.dns);
+    if (!Array.isArray(found)) return found;
+    // A bound source address reaches only destinations of its own family.
+    const addresses = source ? found.filter((a) => isIP(a) === 0 || isIP(a) === isIP(source.address)) : found;
+    let last: SmtpSendFailure = failure(host, 'connect', `No address to connect to for ${host}${source ? ` from ${source.address}` : ''}`);
+    const options = source ? { ...baseOptions, heloName: source.ehlo, localAddress: source.address } : baseOptions;
     for (const address of addresses) {
       const target: SessionTarget = { host, address, port };
-      let opened = await SmtpSession.open(target, { ...baseOptions, tls: opts.tls });
+      let opened = await SmtpSession.open(target, { ...options, tls: opts.tls });
       // Opportunistic TLS that fails in the handshake is retried in plaintext, as Postfix does
       // at security level `may`: a server with a broken TLS stack still gets its mail.
       if (!isSession(opened) && opened.stage === 'tls' && opts.tls === 'opportunistic') {
-        opened = await SmtpSession.open(target, { ...baseOptions, tls: 'ignore' });
+        opened = await SmtpSession.open(target, { ...options, tls: 'ignore' });
       }
       if (isSession(opened)) return opened;
       last = opened;
@@ -102,11 +105,12 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
     async send(req: SmtpSendRequest): Promise<SmtpSendResult> {
       const host = opts.relay?.host ?? req.host;
       const port = opts.relay?.port ?? req.port;
-      // A group's connections are its own, even to a host another group also uses.
-      const key = req.group ? `${req.group.name}|${host}:${port}` : `${host}:${port}`;
+      // A group's connections are its own, even to a host another group also uses, and so are
+      // each source address's.
+      const key = `${req.group ? `${req.group.name}|` : ''}${req.source ? `${req.source.address}|` : ''}${host}:${port}`;
       for (let attempt = 0; ; attempt++) {
         if (closed) return failure(host, 'connect', 'The SMTP transport is shutting down');
-        const session = await pool.acquire(key, () => openSession(host, port), isSession, req.group);
+        const session = await pool.acquire(key, () => openSession(host, port, req.source), isSession, req.group);
         if (!isSession(session)) return session;
         const notNow = req.ready ? await req.ready() : null;
         if (notNow !== null) {

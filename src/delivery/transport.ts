@@ -9,6 +9,8 @@ export interface SmtpSendRequest {
   /** `from` is the VERP envelope sender; an empty string sends the null sender `<>`. */
   envelope: { from: string; to: string };
   raw: Buffer;
+  /** The address to send from and the name to greet with (SPEC §12); none: the kernel's choice and `server.hostname`. */
+  source?: { address: string; ehlo: string };
   /** The destination group: its connections are capped together and closed after `perConnection` messages. */
   group?: GroupLimit;
   /** Asked once a connection is ready, right before MAIL FROM: a reason not to send now (a suspended group, no pacing slot). */

@@ -121,6 +121,12 @@ export function createMetrics() {
       labelNames: ['group'] as const,
       registers: [registry],
     }),
+    sourceAddressOut: new Gauge({
+      name: 'mailsvc_delivery_source_address_out_until_seconds',
+      help: 'Sending addresses out of their pools now (a blocklist reply, failing connections): when each returns (Unix seconds)',
+      labelNames: ['address'] as const,
+      registers: [registry],
+    }),
     shapingDeferred: new Counter({
       name: 'mailsvc_shaping_deferred_total',
       help: 'Recipients put back without an attempt counted, by reason (suspended, paced, reply)',

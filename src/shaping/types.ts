@@ -24,7 +24,7 @@ export interface BuiltInProvider extends ProviderRule {
   source: string;
 }
 
-export type ShapingAction = 'suspend' | 'throttle' | 'reconnect-later';
+export type ShapingAction = 'suspend' | 'throttle' | 'reconnect-later' | 'pause-address';
 
 /**
  * What to do when a reply matches: `match` is a substring (case-insensitive) or `/regex/flags`,

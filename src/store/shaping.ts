@@ -50,13 +50,16 @@ export const shapingRepo = {
   },
 
   /**
-   * Suspends a group until `until` (a later suspension wins) and moves its due mail there, so
-   * claims do not scan past it; returns the rows moved. The recipient that drew the reply is
-   * the caller's to defer.
+   * Suspends a lane (a group, or a group through one sending address) until `until` (a later
+   * suspension wins); with `moveGroup`, the whole group is suspended and its due mail moves
+   * there, so claims do not scan past it. Returns the rows moved. The recipient that drew the
+   * reply is the caller's to defer.
    */
-  async suspend(db: Db, group: string, until: number, reason: string, now: number): Promise<number> {
+  async suspend(db: Db, lane: string, until: number, reason: string, now: number, moveGroup: string | null): Promise<number> {
     return db.transaction<number>(async (tx) => {
-      await upsertGroup(tx, group, now, { suspended_until: until, reason }, 'suspended_until', until);
+      await upsertGroup(tx, lane, now, { suspended_until: until, reason }, 'suspended_until', until);
+      if (moveGroup === null) return 0;
+      const group = moveGroup;
       const moved = await tx('recipients')
         .whereIn('status', unfinishedDue)
         .where('due_at', '<', until)
@@ -64,6 +67,22 @@ export const shapingRepo = {
         .update({ due_at: until, updated_at: now });
       return Number(moved);
     });
+  },
+
+  /**
+   * Counts one message of a warming address to a group on a UTC day, unless `allowance` are
+   * counted already: the count after it, or null when none was left. One statement, so
+   * processes sharing a PostgreSQL database never send more than the allowance between them.
+   */
+  async takeWarmup(db: Conn, address: string, group: string, day: string, allowance: number): Promise<number | null> {
+    const rows = (await db.raw(
+      `insert into warmup_counts (address, group_name, day, count) values (?, ?, ?, 1)
+       on conflict (address, group_name, day) do update set count = warmup_counts.count + 1 where warmup_counts.count < ?
+       returning count`,
+      [address, group, day, allowance],
+    )) as { rows?: { count: number }[] } | { count: number }[];
+    const list = Array.isArray(rows) ? rows : (rows.rows ?? []);
+    return list.length > 0 ? Number(list[0]!.count) : null;
   },
 
   /** Halves a group's rate until `until` (a later throttle wins). */
