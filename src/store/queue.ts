@@ -1,6 +1,7 @@
 import { isPg, type Conn, type Db, type Tx } from './db.ts';
 import { deriveMessageStatuses, statusOnMove } from './messageStatus.ts';
 import type { RecipientRow } from './messages.ts';
+import { UNFINISHED_STATUSES } from '../messages/status.ts';
 
 /**
  * The delivery queue is the recipients table: a row is due when its status is `queued` or
@@ -56,7 +57,7 @@ export interface QueueListFilter {
   limit: number;
 }
 
-const unfinished = ['scheduled', 'queued', 'deferred', 'sending'];
+const unfinished: readonly string[] = UNFINISHED_STATUSES;
 
 export const queueRepo = {
   /**

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { isoOrNull } from '../../core/time.ts';
+import { UNFINISHED_STATUSES } from '../../messages/status.ts';
 import type { RecipientRow } from '../../store/messages.ts';
 import type { CliContext } from '../context.ts';
 import { positiveInt } from '../context.ts';
 import { emit, printLines, printTable } from '../output.ts';
 
-const STATUSES = ['scheduled', 'queued', 'deferred', 'sending'];
+const STATUSES: readonly string[] = UNFINISHED_STATUSES;
 
 function statusList(value: string): string[] {
   const list = value
