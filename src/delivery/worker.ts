@@ -5,6 +5,7 @@ import type { Db } from '../store/db.ts';
 import type { GroupCommitter } from '../store/groupCommit.ts';
 import type { RecipientRow } from '../store/messages.ts';
 import { queueRepo } from '../store/queue.ts';
+import { queueControlRepo } from '../store/queue-control.ts';
 import type { TokenCodec } from '../tokens/index.ts';
 import { LeasedClaims } from './claims.ts';
 import { FairScheduler } from './fair-scheduler.ts';
@@ -127,6 +128,7 @@ export class DeliveryWorker {
     const stopRenewing = this.claims.renewing();
     try {
       await queueRepo.releaseScheduled(this.deps.db, this.deps.clock.now());
+      await queueControlRepo.sweepHolds(this.deps.db, this.deps.clock.now());
       for (;;) {
         const claimed = await this.claim(this.concurrency);
         if (claimed === 0 && this.claims.size === 0) break;
@@ -176,6 +178,9 @@ export class DeliveryWorker {
         if (moreScheduled || now - lastScheduled >= this.pollMs || now < lastScheduled) {
           lastScheduled = now;
           moreScheduled = (await queueRepo.releaseScheduled(this.deps.db, now, RELEASE_CHUNK, 1)) === RELEASE_CHUNK;
+          // Mail a standing hold covers becomes held (the claim skips it meanwhile); with no
+          // hold stored this is one read of an empty table.
+          await queueControlRepo.sweepHolds(this.deps.db, now);
         }
         const room = this.room();
         if (room >= this.refillAt()) {

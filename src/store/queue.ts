@@ -1,5 +1,6 @@
 import { isPg, type Conn, type Db, type Tx } from './db.ts';
 import { deriveMessageStatuses, statusOnMove } from './messageStatus.ts';
+import { notHeldSql } from './queue-control.ts';
 import type { RecipientRow } from './messages.ts';
 import { UNFINISHED_STATUSES } from '../messages/status.ts';
 
@@ -66,14 +67,15 @@ export const queueRepo = {
    * SQLite the single writer makes the statement atomic. The messages of the claimed rows
    * become `sending` in the same transaction. On PostgreSQL the whole claim is ONE statement
    * (one round trip, no BEGIN/COMMIT): the messages' new status is known without reading their
-   * recipients again (`claimMarks`); their rows are locked in id order first.
+   * recipients again (`claimMarks`); their rows are locked in id order first. A row a standing
+   * hold covers is never claimed (`notHeldSql`): the sweep marks it `held` on the next pass.
    */
   async claim(db: Db, req: ClaimRequest): Promise<RecipientRow[]> {
     const leaseUntil = req.now + req.leaseMs;
     if (isPg(db)) {
       const { rows } = (await db.raw(
         `with picked as (
-           select id from recipients where status in (${CLAIMABLE_SQL}) and due_at <= ?
+           select id from recipients where status in (${CLAIMABLE_SQL}) and due_at <= ? and ${notHeldSql('recipients')}
            order by due_at limit ? for update skip locked
          ), claimed as (
            update recipients r set status = 'sending', lease_owner = ?, lease_until = ?, due_at = ?, updated_at = ?
@@ -89,7 +91,13 @@ export const queueRepo = {
       return rows;
     }
     return db.transaction(async (tx) => {
-      const pick = tx('recipients').select('id').whereIn('status', CLAIMABLE).where('due_at', '<=', req.now).orderBy('due_at').limit(req.limit);
+      const pick = tx('recipients')
+        .select('id')
+        .whereIn('status', CLAIMABLE)
+        .where('due_at', '<=', req.now)
+        .whereRaw(notHeldSql('recipients'))
+        .orderBy('due_at')
+        .limit(req.limit);
       const rows: RecipientRow[] = await tx('recipients')
         .whereIn('id', pick)
         .whereIn('status', CLAIMABLE)
