@@ -9,6 +9,7 @@ import { SandboxInbox } from './sandbox/inbox.ts';
 import { DomainService } from './domains/service.ts';
 import { AcceptService } from './messages/accept.ts';
 import { MessageQueries } from './messages/queries.ts';
+import { QueueControl } from './messages/queue-control.ts';
 import { SuppressionService } from './suppression/service.ts';
 import { UsageService } from './usage/service.ts';
 import { StatsService } from './stats/service.ts';
@@ -51,6 +52,8 @@ export interface Services {
   committer: GroupCommitter;
   accept: AcceptService;
   messages: MessageQueries;
+  /** Holding, releasing and canceling queued mail (SPEC §11). */
+  queueControl: QueueControl;
   suppressions: SuppressionService;
   usage: UsageService;
   stats: StatsService;
@@ -130,6 +133,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     committer,
     accept,
     messages: new MessageQueries({ db, clock }),
+    // wired to limitsOf at integration
+    queueControl: new QueueControl({ db, clock, limitsOf: () => config.shaping.defaults }),
     suppressions: new SuppressionService({ db, clock, bulk: config.suppression }),
     usage: new UsageService({ db, clock }),
     stats: new StatsService({ db, clock }),
