@@ -90,6 +90,6 @@ describe('mailsvc queue hold, release and cancel', () => {
     expect(table[2]).toMatch(/^ {40,}\S/);
     expect(table.join(' ').replace(/ +/g, ' ')).toContain('the provider asked every sender to slow down during its incident');
     expect(out.stdout).toMatch(/\nmx:mx\.other\.org +1 +0 +0 +10 conn, no rate limit +suspended until\n +2099-01-01T00:00:00\.000Z: 421 4\.7\.0\n/);
-    expect(out.stdout).toMatch(/\nunresolved +1 +0 +0 +10 conn, no rate limit +-\n/);
+    expect(out.stdout).toMatch(/\nunresolved +1 +0 +0 +10 conn, no rate limit +open\n/);
   });
 });

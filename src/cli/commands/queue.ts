@@ -43,13 +43,13 @@ const CONTROL = {
 /** A group's limits in a few words. */
 const limits = (g: { connections: number; per_minute: number | null }) => `${g.connections} conn, ${g.per_minute === null ? 'no rate limit' : `${g.per_minute}/min`}`;
 
-/** Why a group is not sending, if it is not (null: it is). */
-function groupState(g: { on_hold: boolean; hold_reason?: string; suspended_until?: string; reason?: string }): string | null {
+/** Why a group is not sending, if it is not; `open` when it is. */
+function groupState(g: { on_hold: boolean; hold_reason?: string; suspended_until?: string; reason?: string }): string {
   const states = [
     ...(g.on_hold ? [`on hold${g.hold_reason ? `: ${g.hold_reason}` : ''}`] : []),
     ...(g.suspended_until ? [`suspended until ${g.suspended_until}${g.reason ? `: ${g.reason}` : ''}`] : []),
   ];
-  return states.length > 0 ? states.join('; ') : null;
+  return states.length > 0 ? states.join('; ') : 'open';
 }
 
 const rowView = (r: RecipientRow) => ({
