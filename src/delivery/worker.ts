@@ -167,6 +167,7 @@ export class DeliveryWorker {
 
   private async loop(): Promise<void> {
     let lastScheduled = 0;
+    let lastSwept = 0;
     let moreScheduled = false;
     while (!this.stopping) {
       let full = false;
@@ -178,8 +179,12 @@ export class DeliveryWorker {
         if (moreScheduled || now - lastScheduled >= this.pollMs || now < lastScheduled) {
           lastScheduled = now;
           moreScheduled = (await queueRepo.releaseScheduled(this.deps.db, now, RELEASE_CHUNK, 1)) === RELEASE_CHUNK;
-          // Mail a standing hold covers becomes held (the claim skips it meanwhile); with no
-          // hold stored this is one read of an empty table.
+        }
+        // Due mail a standing hold covers becomes held (the claim skips it meanwhile). With no
+        // hold stored this is one read of an empty table; with some, a pass over the due rows,
+        // so at most once a second.
+        if (now - lastSwept >= SWEEP_MS || now < lastSwept) {
+          lastSwept = now;
           await queueControlRepo.sweepHolds(this.deps.db, now);
         }
         const room = this.room();
@@ -263,6 +268,8 @@ export class DeliveryWorker {
 
 /** Scheduled rows released per transaction. */
 const RELEASE_CHUNK = 100;
+/** How often the loop holds the due rows standing holds cover (`queueControlRepo.sweepHolds`). */
+const SWEEP_MS = 1000;
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());

@@ -136,17 +136,17 @@ const rowsOf = (result: unknown): Returned => (Array.isArray(result) ? (result a
  */
 async function move(
   tx: Tx,
-  move: { from: string; where: { sql: string; bindings: Knex.RawBinding[] }; set: string; setBindings: Knex.RawBinding[]; limit?: number; skipLocked?: boolean },
+  spec: { from: string; where: { sql: string; bindings: Knex.RawBinding[] }; set: string; setBindings: Knex.RawBinding[]; limit?: number; skipLocked?: boolean },
 ): Promise<number[]> {
-  const limit = move.limit === undefined ? '' : ` limit ${move.limit}`;
-  const pick = `select id from recipients where status in (${move.from}) and ${move.where.sql}`;
+  const limit = spec.limit === undefined ? '' : ` limit ${spec.limit}`;
+  const pick = `select id from recipients where status in (${spec.from}) and ${spec.where.sql}`;
   const result: unknown = isPg(tx)
     ? await tx.raw(
-        `with picked as (${pick} order by id${limit} for update${move.skipLocked ? ' skip locked' : ''})
-         update recipients set ${move.set} from picked where recipients.id = picked.id returning recipients.message_id`,
-        [...move.where.bindings, ...move.setBindings],
+        `with picked as (${pick} order by id${limit} for update${spec.skipLocked ? ' skip locked' : ''})
+         update recipients set ${spec.set} from picked where recipients.id = picked.id returning recipients.message_id`,
+        [...spec.where.bindings, ...spec.setBindings],
       )
-    : await tx.raw(`update recipients set ${move.set} where id in (${pick} order by id${limit}) returning message_id`, [...move.setBindings, ...move.where.bindings]);
+    : await tx.raw(`update recipients set ${spec.set} where id in (${pick} order by id${limit}) returning message_id`, [...spec.setBindings, ...spec.where.bindings]);
   const ids = rowsOf(result).map((r) => Number(r.message_id));
   await deriveMessageStatuses(tx, ids);
   return ids;
@@ -257,10 +257,12 @@ export const queueControlRepo = {
   },
 
   /**
-   * Holds the `queued` and `deferred` rows a standing hold covers (mail accepted, released by
-   * the scheduler or deferred since the hold was made); returns how many. Every delivery worker
-   * runs it once per pass; with no hold stored it costs one indexed read. On PostgreSQL rows
-   * another worker's sweep (or a claim) has locked are skipped.
+   * Holds the due `queued` and `deferred` rows a standing hold covers (mail accepted, released
+   * by the scheduler or deferred since the hold was made); returns how many. Only due rows: the
+   * claim takes nothing else, and a deferred row waits for its retry as it would have anyway
+   * (it is held from when it falls due). Every delivery worker runs it about once a second;
+   * with no hold stored it costs one read. On PostgreSQL rows another worker's sweep (or a
+   * claim) has locked are skipped.
    */
   async sweepHolds(db: Db, now: number): Promise<number> {
     if (!(await queueControlRepo.hasHolds(db))) return 0;
@@ -271,7 +273,7 @@ export const queueControlRepo = {
           (
             await move(tx, {
               from: WAITING,
-              where: { sql: `exists (select 1 from queue_holds qh where ${holdCovers('qh', 'recipients')})`, bindings: [] },
+              where: { sql: `recipients.due_at <= ? and exists (select 1 from queue_holds qh where ${holdCovers('qh', 'recipients')})`, bindings: [now] },
               set: `status = 'held', held_at = ?, updated_at = ?`,
               setBindings: [now, now],
               limit: SWEEP_CHUNK,

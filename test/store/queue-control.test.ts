@@ -166,6 +166,21 @@ describe.each(STORES)('queue control in the store (%s)', (kind) => {
     expect(await queueRepo.claim(w.db, { owner: 'w1', now: AT + 10 * MINUTE, leaseMs: MINUTE, limit: 100 })).toStrictEqual([]);
   });
 
+  it('sweeps only due rows: a deferred row waiting for its retry is held once it falls due', async () => {
+    const w = await world(kind);
+    await w.db('queue_holds').insert({ filter_key: 'gmail', domain: 'gmail.com', created_at: AT });
+    await w.mail({ workspace: 'a', to: ['later@gmail.com', 'now@gmail.com'], attempts: 1 });
+    await w.db('recipients').update({ status: 'deferred' });
+    await w
+      .db('recipients')
+      .where({ address: 'later@gmail.com' })
+      .update({ due_at: AT + 10 * MINUTE });
+    expect(await queueControlRepo.sweepHolds(w.db, AT)).toBe(1);
+    expect(await statuses(w.db)).toStrictEqual({ 'later@gmail.com': 'deferred', 'now@gmail.com': 'held' });
+    expect(await queueControlRepo.sweepHolds(w.db, AT + 10 * MINUTE)).toBe(1);
+    expect(await held(w.db)).toStrictEqual(['later@gmail.com', 'now@gmail.com']);
+  });
+
   it('sweeps nothing, cheaply, while no hold is stored', async () => {
     const w = await world(kind);
     await w.mail({ workspace: 'a', to: ['x@gmail.com'] });
