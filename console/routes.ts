@@ -4,6 +4,7 @@ import { messagePage } from './screens/message.ts';
 import { suppressionsScreen } from './screens/suppressions.ts';
 import { webhookPage, webhooksScreen } from './screens/webhooks.ts';
 import { overviewScreen } from './screens/overview.ts';
+import { queueScreen } from './screens/queue.ts';
 import { domainPage, domainsScreen } from './screens/domains.ts';
 import { keysScreen } from './screens/keys.ts';
 import { capturePage, sandboxScreen } from './screens/sandbox.ts';
@@ -32,6 +33,7 @@ const workspaceKey = (s: Session) => s.scope === 'workspace';
 export const SCREENS: Screen[] = [
   { path: 'overview', title: 'Overview', render: overviewScreen, shown: always },
   { path: 'messages', title: 'Messages', render: messageList, item: messagePage, shown: always },
+  { path: 'queue', title: 'Queue', render: queueScreen, shown: always },
   { path: 'suppressions', title: 'Suppressions', render: suppressionsScreen, shown: always },
   { path: 'domains', title: 'Domains', render: domainsScreen, item: domainPage, shown: workspaceKey },
   { path: 'webhooks', title: 'Webhooks', render: webhooksScreen, item: webhookPage, shown: workspaceKey },

@@ -116,7 +116,22 @@ export interface DayStats {
   unsubscribed: number;
 }
 
+/** A destination group's waiting mail, limits and state (`GET /stats/queue`). */
+export interface QueueGroup {
+  group: string;
+  queued: number;
+  deferred: number;
+  held: number;
+  connections: number;
+  per_minute: number | null;
+  suspended_until?: string;
+  reason?: string;
+  on_hold: boolean;
+  hold_reason?: string;
+}
+
 export interface QueueStats {
+  held: number;
   scheduled: number;
   queued: number;
   sending: number;
@@ -124,6 +139,7 @@ export interface QueueStats {
   oldest_deferred_since: string | null;
   oldest_deferred_age_seconds: number | null;
   next_retry_at: string | null;
+  groups: QueueGroup[];
 }
 
 export interface Capture {

@@ -9,6 +9,7 @@ import { SandboxInbox } from './sandbox/inbox.ts';
 import { DomainService } from './domains/service.ts';
 import { AcceptService } from './messages/accept.ts';
 import { MessageQueries } from './messages/queries.ts';
+import { QueueControl } from './messages/queue-control.ts';
 import { SuppressionService } from './suppression/service.ts';
 import { UsageService } from './usage/service.ts';
 import { StatsService } from './stats/service.ts';
@@ -27,6 +28,8 @@ import { BatchedRateLimit } from './ratelimit/batched.ts';
 import type { Principal } from './tenancy/principal.ts';
 import { TenancyService } from './tenancy/service.ts';
 import { ConsoleSessions } from './console/session.ts';
+import { limitsOf } from './shaping/groups.ts';
+import { BUILT_IN_PROVIDERS } from './shaping/providers.ts';
 
 export interface ServiceOverrides {
   clock?: Clock;
@@ -52,6 +55,8 @@ export interface Services {
   committer: GroupCommitter;
   accept: AcceptService;
   messages: MessageQueries;
+  /** Holding, releasing and canceling queued mail (SPEC §11). */
+  queueControl: QueueControl;
   suppressions: SuppressionService;
   usage: UsageService;
   stats: StatsService;
@@ -134,6 +139,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     committer,
     accept,
     messages: new MessageQueries({ db, clock }),
+    queueControl: new QueueControl({ db, clock, limitsOf: (group) => limitsOf(group, config.shaping.defaults, [...config.shaping.providers, ...BUILT_IN_PROVIDERS]) }),
     suppressions: new SuppressionService({ db, clock, bulk: config.suppression }),
     usage: new UsageService({ db, clock }),
     stats: new StatsService({ db, clock }),

@@ -3,7 +3,7 @@ import { field, h, link, notice, replace, select, stamp, statusBadge, table } fr
 import type { Render } from '../routes.ts';
 import type { EmailSummary } from '../types.ts';
 
-const STATUSES = ['scheduled', 'queued', 'sending', 'deferred', 'delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'];
+const STATUSES = ['held', 'scheduled', 'queued', 'sending', 'deferred', 'delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'];
 /**
  * The first page refreshes itself often for a minute after it is opened or looked at again, so
  * new mail appears within 2 s while someone watches, then slowly: its requests count against the

@@ -16,6 +16,7 @@ import { emailRoutes } from './routes/v1/emails.ts';
 import { suppressionRoutes } from './routes/v1/suppressions.ts';
 import { usageRoutes } from './routes/v1/usage.ts';
 import { statsRoutes } from './routes/v1/stats.ts';
+import { queueRoutes } from './routes/v1/queue.ts';
 import { sandboxRoutes } from './routes/v1/sandbox.ts';
 import { webhookRoutes } from './routes/v1/webhooks.ts';
 import { sendTestEvent } from '../webhooks/test-event.ts';
@@ -73,7 +74,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       info: {
         title: 'mailsvc API',
         version: '1.0.0',
-        description: 'Send email; manage sending domains, API keys, suppression lists and webhook endpoints; read message status and usage.',
+        description:
+          'Send email; manage sending domains, API keys, suppression lists and webhook endpoints; read message status and usage; hold, release and cancel queued mail.',
       },
       servers: [{ url: '/' }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'an API key, mk_...' } } },
@@ -99,7 +101,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         await authed.register(emailRoutes(services));
         await authed.register(suppressionRoutes(services.suppressions));
         await authed.register(usageRoutes(services.usage));
-        await authed.register(statsRoutes(services.stats));
+        await authed.register(statsRoutes(services.stats, services.queueControl));
+        await authed.register(queueRoutes(services.queueControl));
         await authed.register(webhookRoutes(services.webhooks, (endpoint) => sendTestEvent(services, endpoint)));
         await authed.register(sandboxRoutes({ inbox: services.sandbox, enabled: config.delivery.mode === 'sandbox' }));
       });

@@ -5,6 +5,7 @@ import type { Db } from '../store/db.ts';
 import type { GroupCommitter } from '../store/groupCommit.ts';
 import type { RecipientRow } from '../store/messages.ts';
 import { queueRepo } from '../store/queue.ts';
+import { queueControlRepo } from '../store/queue-control.ts';
 import type { TokenCodec } from '../tokens/index.ts';
 import { LeasedClaims } from './claims.ts';
 import { FairScheduler } from './fair-scheduler.ts';
@@ -137,6 +138,7 @@ export class DeliveryWorker {
     const stopRenewing = this.claims.renewing();
     try {
       await queueRepo.releaseScheduled(this.deps.db, this.deps.clock.now());
+      await queueControlRepo.sweepHolds(this.deps.db, this.deps.clock.now());
       if (this.shaping) await this.shaper.refresh();
       for (;;) {
         const claimed = await this.claim(this.concurrency);
@@ -178,6 +180,7 @@ export class DeliveryWorker {
   private async loop(): Promise<void> {
     let lastScheduled = 0;
     let lastShaped = 0;
+    let lastSwept = 0;
     let moreScheduled = false;
     while (!this.stopping) {
       let full = false;
@@ -194,6 +197,13 @@ export class DeliveryWorker {
         if (this.shaping && (now - lastShaped >= SHAPING_REFRESH_MS || now < lastShaped)) {
           lastShaped = now;
           await this.shaper.refresh();
+        }
+        // Due mail a standing hold covers becomes held (the claim skips it meanwhile). With no
+        // hold stored this is one read of an empty table; with some, a pass over the due rows,
+        // so at most once a second.
+        if (now - lastSwept >= SWEEP_MS || now < lastSwept) {
+          lastSwept = now;
+          await queueControlRepo.sweepHolds(this.deps.db, now);
         }
         const room = this.room();
         if (room >= this.refillAt()) {
@@ -279,6 +289,8 @@ export class DeliveryWorker {
 const RELEASE_CHUNK = 100;
 /** How often a worker reads the groups other processes suspended or throttled. */
 const SHAPING_REFRESH_MS = 1000;
+/** How often the loop holds the due rows standing holds cover (`queueControlRepo.sweepHolds`). */
+const SWEEP_MS = 1000;
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());

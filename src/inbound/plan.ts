@@ -76,7 +76,7 @@ function matchRow(named: string[], pinned: RecipientRow, allowUnnamed: boolean):
 
 // Statuses of a recipient we have not tried to deliver to: nothing about it can have come back.
 // A queued row with attempts behind it was deferred and is waiting for its next try.
-const NOT_SENT = new Set(['scheduled', 'queued', 'suppressed', 'canceled']);
+const NOT_SENT = new Set(['held', 'scheduled', 'queued', 'suppressed', 'canceled']);
 
 /** Whether we ever handed mail for this recipient to a remote server. */
 export function attempted(row: RecipientRow): boolean {

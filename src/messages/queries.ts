@@ -3,6 +3,7 @@ import type { Clock } from '../core/ports.ts';
 import type { Db } from '../store/db.ts';
 import { eventsRepo } from '../store/events.ts';
 import { messagesRepo, type MessageFilter, type MessageRow, type MessageWithContent } from '../store/messages.ts';
+import { queueControlRepo } from '../store/queue-control.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import { messageDetail } from './views.ts';
 
@@ -41,7 +42,9 @@ export class MessageQueries {
       if (current!.status !== 'scheduled') {
         throw invalid(`Only a scheduled message can be canceled; this one is ${current!.status}`);
       }
-      await messagesRepo.setRecipientStatus(tx, id, 'scheduled', 'canceled', this.deps.clock.now());
+      const canceled = await messagesRepo.setRecipientStatus(tx, id, 'scheduled', 'canceled', this.deps.clock.now());
+      // Canceled mail is not billed (SPEC §11): the usage counted at acceptance is taken back.
+      await queueControlRepo.unbill(tx, new Map([[id, canceled]]));
     });
     return this.detail(principal, row.id);
   }

@@ -1,7 +1,10 @@
-export const RECIPIENT_STATUSES = ['scheduled', 'queued', 'sending', 'deferred', 'delivered', 'bounced', 'failed', 'suppressed', 'canceled'] as const;
+export const RECIPIENT_STATUSES = ['held', 'scheduled', 'queued', 'sending', 'deferred', 'delivered', 'bounced', 'failed', 'suppressed', 'canceled'] as const;
 export type RecipientStatus = (typeof RECIPIENT_STATUSES)[number];
 
-export const MESSAGE_STATUSES = ['scheduled', 'queued', 'sending', 'deferred', 'delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'] as const;
+/** Recipient statuses not final yet, least advanced first (the order of the rule below). */
+export const UNFINISHED_STATUSES = ['held', 'scheduled', 'queued', 'deferred', 'sending'] as const satisfies readonly RecipientStatus[];
+
+export const MESSAGE_STATUSES = ['held', 'scheduled', 'queued', 'sending', 'deferred', 'delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 /**
@@ -24,6 +27,8 @@ export const MESSAGE_STATUS_RULE: readonly StatusClause[] = [
   { any: ['deferred'], then: 'deferred' },
   { any: ['queued'], then: 'queued' },
   { any: ['scheduled'], then: 'scheduled' },
+  // Held by an operator (queue control, SPEC §11): the least advanced unfinished status, never final.
+  { any: ['held'], then: 'held' },
   { only: ['suppressed'], then: 'suppressed' },
   { only: ['delivered', 'suppressed'], then: 'delivered' },
   { any: ['delivered'], then: 'partial' },

@@ -88,6 +88,7 @@ export class StatsService {
       oldest_deferred_age_seconds: oldestDeferredSince === null ? null : Math.max(0, Math.floor((now - oldestDeferredSince) / 1000)),
       next_retry_at: nextRetryAt === null ? null : iso(nextRetryAt),
     } as {
+      held: number;
       scheduled: number;
       queued: number;
       sending: number;

@@ -45,6 +45,8 @@ export interface RecipientRow {
   first_due_at: number | null;
   lease_owner: string | null;
   lease_until: number | null;
+  /** When queue control held it (status `held`); migration 015. */
+  held_at?: number | null;
   created_at: number;
   updated_at: number;
 }

@@ -1,6 +1,8 @@
 import { isPg, type Conn, type Db, type Tx } from './db.ts';
 import { deriveMessageStatuses, statusOnMove } from './messageStatus.ts';
+import { notHeldSql } from './queue-control.ts';
 import type { RecipientRow } from './messages.ts';
+import { UNFINISHED_STATUSES } from '../messages/status.ts';
 
 /**
  * The delivery queue is the recipients table: a row is due when its status is `queued` or
@@ -64,7 +66,7 @@ export interface QueueListFilter {
   limit: number;
 }
 
-const unfinished = ['scheduled', 'queued', 'deferred', 'sending'];
+const unfinished: readonly string[] = UNFINISHED_STATUSES;
 
 export const queueRepo = {
   /**
@@ -73,7 +75,8 @@ export const queueRepo = {
    * SQLite the single writer makes the statement atomic. The messages of the claimed rows
    * become `sending` in the same transaction. On PostgreSQL the whole claim is ONE statement
    * (one round trip, no BEGIN/COMMIT): the messages' new status is known without reading their
-   * recipients again (`claimMarks`); their rows are locked in id order first.
+   * recipients again (`claimMarks`); their rows are locked in id order first. A row a standing
+   * hold covers is never claimed (`notHeldSql`): the sweep marks it `held` on the next pass.
    */
   async claim(db: Db, req: ClaimRequest): Promise<RecipientRow[]> {
     const leaseUntil = req.now + req.leaseMs;
@@ -86,7 +89,7 @@ export const queueRepo = {
                   ), cand as (
                     select r.id, r.due_at, coalesce(d.group_name, 'domain:' || r.domain) as grp
                     from recipients r left join delivery_domains d on d.domain = r.domain
-                    where r.status in (${CLAIMABLE_SQL}) and r.due_at <= ? and coalesce(d.group_name, '') <> all(?::text[])
+                    where r.status in (${CLAIMABLE_SQL}) and r.due_at <= ? and coalesce(d.group_name, '') <> all(?::text[]) and ${notHeldSql('r')}
                     order by r.due_at limit ?
                   ), ranked as (
                     select cand.id, row_number() over (partition by cand.grp order by cand.due_at, cand.id) as rn, coalesce(caps.cap, ?) as cap
@@ -108,7 +111,7 @@ export const queueRepo = {
           }
         : {
             sql: `with picked as (
-                    select id from recipients where status in (${CLAIMABLE_SQL}) and due_at <= ?
+                    select id from recipients where status in (${CLAIMABLE_SQL}) and due_at <= ? and ${notHeldSql('recipients')}
                     order by due_at limit ? for update skip locked
                   )`,
             bindings: [req.now, req.limit] as unknown[],
@@ -130,7 +133,7 @@ export const queueRepo = {
     return db.transaction(async (tx) => {
       const pick = req.shape
         ? (await shapedPickSqlite(tx, req, req.shape)).map((r) => r.id)
-        : tx('recipients').select('id').whereIn('status', CLAIMABLE).where('due_at', '<=', req.now).orderBy('due_at').limit(req.limit);
+        : tx('recipients').select('id').whereIn('status', CLAIMABLE).where('due_at', '<=', req.now).whereRaw(notHeldSql('recipients')).orderBy('due_at').limit(req.limit);
       const rows: RecipientRow[] = await tx('recipients')
         .whereIn('id', pick)
         .whereIn('status', CLAIMABLE)
@@ -397,7 +400,7 @@ function shapedPickSqlite(tx: Tx, req: ClaimRequest, shape: NonNullable<ClaimReq
      ), cand as (
        select r.id, r.due_at, coalesce(d.group_name, 'domain:' || r.domain) as grp
        from recipients r left join delivery_domains d on d.domain = r.domain
-       where r.status in (${CLAIMABLE_SQL}) and r.due_at <= ? and coalesce(d.group_name, '') not in (select value from json_each(?))
+       where r.status in (${CLAIMABLE_SQL}) and r.due_at <= ? and coalesce(d.group_name, '') not in (select value from json_each(?)) and ${notHeldSql('r')}
        order by r.due_at limit ?
      ), ranked as (
        select cand.id, cand.due_at, row_number() over (partition by cand.grp order by cand.due_at, cand.id) as rn, coalesce(caps.cap, ?) as cap

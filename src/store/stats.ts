@@ -1,4 +1,5 @@
 import type { Conn } from './db.ts';
+import { UNFINISHED_STATUSES } from '../messages/status.ts';
 
 // A literal in the SQL, not a parameter: SQLite divides integers only by an integer.
 const DAY_MS = 86400000;
@@ -17,7 +18,7 @@ export interface DayCount {
   count: number;
 }
 
-const UNFINISHED = ['scheduled', 'queued', 'sending', 'deferred'];
+const UNFINISHED: readonly string[] = UNFINISHED_STATUSES;
 
 /**
  * Aggregates for the console's overview, grouped in the database: integer division of the

@@ -27,6 +27,18 @@ export const usageRepo = {
       .onConflict(['workspace_id', 'day', 'stream', 'slot'])
       .merge({ count: db.raw('usage_daily.count + ?', [count]) });
   },
+  /**
+   * Takes `count` back from a day's counter (canceled mail is not billed). On PostgreSQL it goes
+   * to this process's row, which may then hold a negative count: only the sum is read.
+   */
+  async subtraction(db: Conn, workspaceId: number, day: string, stream: string, count: number): Promise<void> {
+    if (count <= 0) return;
+    const slot = isPg(db) ? PROCESS_SLOT : 0;
+    await db('usage_daily')
+      .insert({ workspace_id: workspaceId, day, stream, slot, count: -count })
+      .onConflict(['workspace_id', 'day', 'stream', 'slot'])
+      .merge({ count: db.raw('usage_daily.count - ?', [count]) });
+  },
   async list(db: Conn, workspaceId: number, from: string, to: string): Promise<UsageRow[]> {
     const rows: { day: string; stream: string; count: number | string }[] = await db('usage_daily')
       .where({ workspace_id: workspaceId })

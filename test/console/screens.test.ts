@@ -6,7 +6,7 @@ import { startReceiver } from '../webhooks/receiver.ts';
 import { until } from '../webhooks/world.ts';
 import { layoutProblems } from './layout.ts';
 
-/** A sandbox server with something on every screen: delivered and bounced mail, a webhook, a second key. */
+/** A sandbox server with something on every screen: delivered, bounced and held mail, a webhook, a second key. */
 async function populated() {
   const env = await sandboxEnv('sqlite', { roles: ['api', 'delivery'] });
   const delivered = await env.send({
@@ -17,6 +17,10 @@ async function populated() {
   });
   const bounced = await env.send({ to: 'bounced@sandbox.mailsvc.test', subject: 'Your invoice' });
   await until(async () => (await env.detail(bounced)).status === 'bounced' && (await env.detail(delivered)).status === 'delivered', 'both outcomes');
+  await env.server.services.db('delivery_domains').insert({ domain: 'held.example', group_name: 'mx:mx.held.example', expires_at: Date.now() + 3_600_000 });
+  await env.server.api('POST', '/queue/hold', { key: env.ws.apiKey, body: { group: 'mx:mx.held.example' } });
+  const held = await env.send({ to: 'someone@held.example', subject: 'Held for now' });
+  await until(async () => (await env.detail(held)).status === 'held', 'the held message');
   const receiver = await startReceiver();
   const hook = await env.server.services.webhooks.create(env.ws.id, { url: receiver.url.replace('127.0.0.1', 'hooks.example') });
   await env.server.services.tenancy.createKey(env.ws.id, { name: 'billing app' });
@@ -30,6 +34,7 @@ function screens(w: Awaited<ReturnType<typeof populated>>): [string, string, str
   return [
     ['overview', '#/overview', 'Overview'],
     ['messages', '#/messages', 'Messages'],
+    ['queue', '#/queue', 'Queue'],
     ['message', `#/messages/${w.delivered}`, 'Welcome aboard'],
     ['suppressions', '#/suppressions', 'Suppressions'],
     ['domains', '#/domains', 'Domains'],

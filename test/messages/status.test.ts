@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { RECIPIENT_STATUSES, messageStatusOf, statusChangesOnMove, type MessageStatus, type RecipientStatus } from '../../src/messages/status.ts';
 
-const UNFINISHED: RecipientStatus[] = ['scheduled', 'queued', 'deferred', 'sending'];
+/** Unfinished statuses, least advanced first: a held recipient ranks below every other. */
+const UNFINISHED: RecipientStatus[] = ['held', 'scheduled', 'queued', 'deferred', 'sending'];
 
 /** The rule of the public interface (SPEC §3), spelled out independently of the table that encodes it. */
 function expected(statuses: RecipientStatus[]): MessageStatus {
@@ -22,7 +23,7 @@ const ALL_SETS = RECIPIENT_STATUSES.reduce<RecipientStatus[][]>((out, s) => out.
 
 describe('the message-status rule', () => {
   it('gives the interface’s status for every set of recipient statuses, whatever the counts', () => {
-    expect(ALL_SETS).toHaveLength(512);
+    expect(ALL_SETS).toHaveLength(1024);
     const wrong = ALL_SETS.flatMap((set) => {
       // Counts cannot matter: the same set with its first status twice.
       const got = [messageStatusOf(set), messageStatusOf([...set, ...set.slice(0, 1)])];
@@ -43,6 +44,14 @@ describe('the message-status rule', () => {
 
   it('says what releasing scheduled recipients does: only a scheduled message becomes queued', () => {
     expect(statusChangesOnMove(['scheduled'], 'queued')).toStrictEqual(new Map([['scheduled', 'queued']]));
+  });
+
+  it('ranks held below every other unfinished status: a held recipient is never claimed nor released by the scheduler', () => {
+    expect(messageStatusOf(['held', 'scheduled'])).toBe('scheduled');
+    expect(messageStatusOf(['held', 'delivered'])).toBe('held');
+    // Holding is not decided by the status before (a queued message with a scheduled recipient
+    // becomes scheduled): queue control re-derives its messages' statuses instead.
+    expect(() => statusChangesOnMove(['queued', 'deferred'], 'held')).toThrow(/may become/);
   });
 
   it('refuses a move whose outcome the status before does not decide', () => {

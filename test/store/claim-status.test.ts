@@ -41,7 +41,7 @@ describe.each(STORES)('statuses set by the claim and the release of scheduled ro
   it('a claim leaves every message with the status the rule gives its recipients', async () => {
     const { db } = await migratedStore(kind);
     const specs = moves(['queued', 'deferred', 'sending']);
-    expect(specs).toHaveLength(64 * 27 - 64);
+    expect(specs).toHaveLength(128 * 27 - 128);
     const { messages } = await messagesWith(db, specs, AT);
     const due = specs.flat().filter((s) => typeof s === 'string' && ['queued', 'deferred', 'sending'].includes(s)).length;
     const claimed = await queueRepo.claim(db, { owner: 'w2', now: AT, leaseMs: 60_000, limit: 100_000 });
@@ -57,10 +57,10 @@ describe.each(STORES)('statuses set by the claim and the release of scheduled ro
   it('releasing scheduled rows leaves every message with the status the rule gives its recipients', async () => {
     const { db } = await migratedStore(kind);
     const specs = moves(['scheduled']);
-    expect(specs).toHaveLength(256 * 2);
+    expect(specs).toHaveLength(512 * 2);
     const { messages } = await messagesWith(db, specs, AT);
     const released = await queueRepo.releaseScheduled(db, AT, 100_000);
-    expect(released).toBe(256 * 2);
+    expect(released).toBe(512 * 2);
     expect(
       await offRule(
         db,

@@ -23,7 +23,7 @@ describe.each(STORES)('message status derived in the database (%s)', (kind) => {
     const { db } = await migratedStore(kind);
     // The SQL counts recipients: lists with repeats check that counts do not matter.
     const combos = [...[1, 2, 3].flatMap((n) => multisets(n)), ...ALL_SETS.filter((set) => set.length > 3)];
-    expect(combos).toHaveLength(9 + 45 + 165 + 382);
+    expect(combos).toHaveLength(10 + 55 + 220 + 848);
     const { messages } = await messagesWith(db, combos);
     const stored = await messagesRepo.byIds(
       db,

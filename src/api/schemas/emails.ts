@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { MESSAGE_STATUSES, RECIPIENT_STATUSES } from '../../messages/status.ts';
 
 const OneOrMany = (description: string) =>
   Type.Union([Type.String({ maxLength: 998 }), Type.Array(Type.String({ maxLength: 998 }), { maxItems: 1000 })], { description });
@@ -35,7 +36,7 @@ export const SendResponse = Type.Object({ id: Type.Integer(), stream: Type.Strin
 
 const Recipient = Type.Object({
   address: Type.String(),
-  status: Type.String(),
+  status: Type.String({ description: `one of: ${RECIPIENT_STATUSES.join(', ')}` }),
   attempts: Type.Integer(),
   last_response: Type.Union([Type.String(), Type.Null()]),
   updated_at: Type.String(),
@@ -44,7 +45,7 @@ const Recipient = Type.Object({
 const summaryFields = {
   id: Type.Integer(),
   stream: Type.String(),
-  status: Type.String(),
+  status: Type.String({ description: `derived from the recipients': ${MESSAGE_STATUSES.join(', ')}` }),
   from: Type.String(),
   to: Type.Array(Type.String()),
   cc: Type.Array(Type.String()),
@@ -72,10 +73,10 @@ export const ListEmailsQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
-    status: Type.Optional(Type.String()),
-    stream: Type.Optional(Type.String()),
+    status: Type.Optional(Type.String({ description: `one of: ${MESSAGE_STATUSES.join(', ')}` })),
+    stream: Type.Optional(Type.String({ description: 'transactional or broadcast' })),
     recipient: Type.Optional(Type.String({ maxLength: 320 })),
-    recipient_status: Type.Optional(Type.String()),
+    recipient_status: Type.Optional(Type.String({ description: `messages with a recipient in this status, one of: ${RECIPIENT_STATUSES.join(', ')}` })),
   },
   { additionalProperties: false },
 );

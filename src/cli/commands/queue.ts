@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { isoOrNull } from '../../core/time.ts';
+import { UNFINISHED_STATUSES } from '../../messages/status.ts';
 import type { RecipientRow } from '../../store/messages.ts';
 import type { CliContext } from '../context.ts';
-import { positiveInt } from '../context.ts';
+import { named, positiveInt } from '../context.ts';
 import { emit, printLines, printTable } from '../output.ts';
 
-const STATUSES = ['scheduled', 'queued', 'deferred', 'sending'];
+const STATUSES: readonly string[] = UNFINISHED_STATUSES;
 
 function statusList(value: string): string[] {
   const list = value
@@ -16,6 +17,39 @@ function statusList(value: string): string[] {
   const bad = list.filter((s) => !STATUSES.includes(s));
   if (bad.length > 0) throw new InvalidArgumentError(`unknown status ${bad.join(', ')}; one of ${STATUSES.join(', ')}`);
   return list;
+}
+
+function stream(value: string): string {
+  if (value !== 'transactional' && value !== 'broadcast') throw new InvalidArgumentError('must be transactional or broadcast');
+  return value;
+}
+
+interface ControlOptions {
+  domain?: string;
+  group?: string;
+  workspace?: string;
+  stream?: string;
+  email?: number;
+  reason?: string;
+  json?: boolean;
+}
+
+const CONTROL = {
+  hold: 'hold waiting recipients (queued, deferred) until released; matching mail accepted later is held too',
+  release: 'lift the holds the filter covers; their recipients are due at once, their retry window moved by the time held',
+  cancel: 'cancel recipients not being sent (scheduled, queued, deferred, held): not billed, nothing suppressed',
+} as const;
+
+/** A group's limits in a few words. */
+const limits = (g: { connections: number; per_minute: number | null }) => `${g.connections} conn, ${g.per_minute === null ? 'no rate limit' : `${g.per_minute}/min`}`;
+
+/** Why a group is not sending, if it is not; `open` when it is. */
+function groupState(g: { on_hold: boolean; hold_reason?: string; suspended_until?: string; reason?: string }): string {
+  const states = [
+    ...(g.on_hold ? [`on hold${g.hold_reason ? `: ${g.hold_reason}` : ''}`] : []),
+    ...(g.suspended_until ? [`suspended until ${g.suspended_until}${g.reason ? `: ${g.reason}` : ''}`] : []),
+  ];
+  return states.length > 0 ? states.join('; ') : 'open';
 }
 
 const rowView = (r: RecipientRow) => ({
@@ -33,19 +67,20 @@ const rowView = (r: RecipientRow) => ({
 
 /** `mailsvc queue`: what is waiting, where it is going, and a way to retry it now. */
 export function registerQueueCommands(program: Command, ctx: CliContext): void {
-  const queue = program.command('queue').description('the delivery queue: counts, pending recipients, retry now');
+  const queue = program.command('queue').description('the delivery queue: counts, pending recipients, retry now, hold, release, cancel');
 
   queue
     .command('stats')
-    .description('recipients by status, unfinished ones by destination domain, the oldest deferred')
+    .description('recipients by status, waiting ones by destination group, unfinished ones by domain, the oldest deferred')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
-      const { db } = await ctx.open();
+      const { db, queueControl } = await ctx.open();
       const { queueRepo } = await import('../../store/queue.ts');
-      const stats = await queueRepo.stats(db);
+      const [stats, groups] = await Promise.all([queueRepo.stats(db), queueControl.groups(null)]);
       const oldest = stats.oldestDeferred;
       const doc = {
         by_status: stats.byStatus,
+        groups,
         by_destination: stats.byDestination,
         oldest_deferred: oldest && {
           email_id: oldest.email_id,
@@ -61,6 +96,12 @@ export function registerQueueCommands(program: Command, ctx: CliContext): void {
         printTable(
           Object.entries(doc.by_status).map(([status, count]) => ({ status, count })),
           ['status', 'count'],
+        );
+        printLines(['', 'Waiting by destination group:']);
+        printTable(
+          groups.map((g) => ({ ...g, limits: limits(g), state: groupState(g) })),
+          ['group', 'queued', 'deferred', 'held', 'limits', 'state'],
+          { wrap: ['state'] },
         );
         printLines(['', 'Unfinished by destination:']);
         printTable(doc.by_destination, ['domain', 'status', 'count']);
@@ -102,4 +143,26 @@ export function registerQueueCommands(program: Command, ctx: CliContext): void {
       const retried = await queueRepo.retryNow(db, { messageIds, domain: opts.domain }, clock.now());
       emit(opts.json, { retried }, () => printLines([`${retried} deferred recipient(s) are due now; a running server picks them up within a second.`]));
     });
+
+  for (const action of ['hold', 'release', 'cancel'] as const) {
+    const command = queue
+      .command(action)
+      .description(`${CONTROL[action]}; server-wide: name at least one filter`)
+      .option('--domain <domain>', "recipients at this domain (the recipient's, not the sender's)")
+      .option('--group <group>', 'recipients whose domain is in this destination group (queue stats lists them)')
+      .option('--workspace <name>', "only this workspace's mail")
+      .option('--stream <stream>', 'only this stream: transactional or broadcast', stream)
+      .option('--email <id>', 'only this message', positiveInt);
+    if (action === 'hold') command.option('--reason <text>', 'why, shown by queue stats');
+    command.option('--json', 'print JSON').action(async (opts: ControlOptions) => {
+      if ([opts.domain, opts.group, opts.workspace, opts.stream, opts.email].every((v) => v === undefined)) {
+        throw new Error('Name at least one of --domain, --group, --workspace, --stream, --email: an empty filter would take the whole queue');
+      }
+      const { queueControl } = await ctx.open();
+      const workspaceId = opts.workspace === undefined ? undefined : (await ctx.workspace(opts.workspace)).id;
+      const filter = { domain: opts.domain, group: opts.group, workspaceId, stream: opts.stream, messageId: opts.email };
+      const { affected } = await named('email', opts.email ?? '', () => queueControl.serverWide(action, filter, opts.reason));
+      emit(opts.json, { affected }, () => printLines([`affected ${affected}`]));
+    });
+  }
 }

@@ -1,4 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { QueueControl } from '../../../messages/queue-control.ts';
 import type { StatsService } from '../../../stats/service.ts';
 import { authErrors, bearerSecurity, errors } from '../../schemas/common.ts';
 
@@ -22,12 +23,28 @@ const QueueStats = Type.Object({
   oldest_deferred_since: Type.Union([Type.String(), Type.Null()], { description: 'when the oldest deferred recipient first became due' }),
   oldest_deferred_age_seconds: Type.Union([Type.Integer(), Type.Null()]),
   next_retry_at: Type.Union([Type.String(), Type.Null()], { description: 'when the next deferred recipient is tried again' }),
+  held: n('recipients held by queue control (POST /queue/hold)'),
+  groups: Type.Array(
+    Type.Object({
+      group: Type.String({ description: 'the destination group (`unresolved`: domains no delivery has looked up yet)' }),
+      queued: n(),
+      deferred: n(),
+      held: n(),
+      connections: n('concurrent connections the group may take'),
+      per_minute: Type.Union([Type.Integer(), Type.Null()], { description: 'messages per minute; null: unlimited' }),
+      suspended_until: Type.Optional(Type.String({ description: 'while a reply has suspended the group' })),
+      reason: Type.Optional(Type.String({ description: 'the reply that suspended it' })),
+      on_hold: Type.Boolean({ description: 'a hold names the whole group: its mail is held until released' }),
+      hold_reason: Type.Optional(Type.String()),
+    }),
+    { description: 'waiting recipients per destination group, held groups and the largest first (at most 100)' },
+  ),
 });
 const tags = ['stats'];
 
 /** What the console's overview shows; a domain-scoped key sees its domain's mail. */
 export const statsRoutes =
-  (stats: StatsService): FastifyPluginAsyncTypebox =>
+  (stats: StatsService, queueControl: QueueControl): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/stats/daily',
@@ -47,6 +64,6 @@ export const statsRoutes =
       {
         schema: { tags, security: bearerSecurity, response: { 200: QueueStats, ...authErrors } },
       },
-      async (request) => stats.queue(request.principal),
+      async (request) => ({ ...(await stats.queue(request.principal)), groups: await queueControl.groups(request.principal) }),
     );
   };
