@@ -159,7 +159,8 @@ describe.each(STORES)('queue control through the API (%s)', (kind) => {
         queued: 2,
         deferred: 0,
         held: 0,
-        connections: 10,
+        // The built-in Google rule's connections (docs/SHAPING.md), not the default 10.
+        connections: 5,
         per_minute: null,
         suspended_until: '2026-03-02T10:05:00.000Z',
         reason: '421 4.7.28 slow down',

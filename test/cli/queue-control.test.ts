@@ -33,7 +33,7 @@ describe('mailsvc queue hold, release and cancel', () => {
     const stats = oneJson(await w.cli('queue', 'stats', '--json'));
     expect(stats.by_status).toMatchObject({ held: 2, queued: 2 });
     expect(stats.groups).toStrictEqual([
-      { group: 'provider:google', queued: 0, deferred: 0, held: 2, connections: 10, per_minute: null, on_hold: false },
+      { group: 'provider:google', queued: 0, deferred: 0, held: 2, connections: 5, per_minute: null, on_hold: false },
       { group: 'mx:mx.other.org', queued: 1, deferred: 0, held: 0, connections: 10, per_minute: null, on_hold: false },
       { group: 'unresolved', queued: 1, deferred: 0, held: 0, connections: 10, per_minute: null, on_hold: false },
     ]);
@@ -86,7 +86,7 @@ describe('mailsvc queue hold, release and cancel', () => {
     const table = lines.slice(lines.indexOf('Waiting by destination group:') + 1);
     expect(table[0]).toMatch(/^GROUP +QUEUED +DEFERRED +HELD +LIMITS +STATE$/);
     // The state is prose: broken over lines in its column rather than cut off.
-    expect(table[1]).toMatch(/^provider:google +0 +0 +2 +10 conn, no rate limit +on hold: the provider asked/);
+    expect(table[1]).toMatch(/^provider:google +0 +0 +2 +5 conn, no rate limit +on hold: the provider asked/);
     expect(table[2]).toMatch(/^ {40,}\S/);
     expect(table.join(' ').replace(/ +/g, ' ')).toContain('the provider asked every sender to slow down during its incident');
     expect(out.stdout).toMatch(/\nmx:mx\.other\.org +1 +0 +0 +10 conn, no rate limit +suspended until\n +2099-01-01T00:00:00\.000Z: 421 4\.7\.0\n/);
