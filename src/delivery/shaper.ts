@@ -88,6 +88,8 @@ export class Shaper {
   private readonly inFlight = new Map<string, number>();
   /** A paced lane's next free slot, as this worker last saw it. */
   private readonly nextSlot = new Map<string, { at: number; interval: number }>();
+  /** When this process last started a paced message on each lane. */
+  private readonly lastStart = new Map<string, number>();
   /** Warm-up messages counted per `address|group|day`, as this worker last saw them. */
   private readonly warmed = new Map<string, number>();
   /** Addresses out of their pools until then, and why. */
@@ -194,8 +196,16 @@ export class Shaper {
     const slot = await this.deps.pacer.take(lane.key, interval, now, HORIZON_MS);
     this.nextSlot.set(lane.key, { at: slot.start + slot.granted * interval, interval });
     if (slot.granted === 0) return `${lane.key} is at its limit of ${perMinute} messages a minute`;
-    const wait = slot.start - this.deps.clock.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    // The slot, and never sooner than `interval` after this process's previous start on the
+    // lane: a timer that fired late (a busy event loop) must not bunch two messages together.
+    for (;;) {
+      const at = Math.max(slot.start, (this.lastStart.get(lane.key) ?? 0) + interval);
+      const wait = at - this.deps.clock.now();
+      if (wait <= 0) break;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+    this.lastStart.set(lane.key, this.deps.clock.now());
+    if (this.lastStart.size > 10_000) this.lastStart.delete(this.lastStart.keys().next().value!);
     return null;
   }
 
@@ -227,7 +237,10 @@ export class Shaper {
       if ((this.suspendedUntil(lane.key, now) ?? 0) < until - 1000) {
         this.setState(lane.key, { suspendedUntil: until, reason });
         const moved = await shapingRepo.suspend(this.deps.db, lane.key, until, reason, now, lane.source === null ? lane.group : null);
-        this.log.warn({ group: lane.group, source: lane.source?.address, until: new Date(until).toISOString(), moved, reply: reason }, `${lane.key} suspended for ${rule.seconds} s: ${reason}`);
+        this.log.warn(
+          { group: lane.group, source: lane.source?.address, until: new Date(until).toISOString(), moved, reply: reason },
+          `${lane.key} suspended for ${rule.seconds} s: ${reason}`,
+        );
       }
       return { action: rule.action, until, reason };
     }
@@ -235,7 +248,10 @@ export class Shaper {
       if (!this.throttled(lane.key, until - 1000)) {
         this.setState(lane.key, { throttledUntil: until, reason });
         await shapingRepo.throttle(this.deps.db, lane.key, until, reason, now);
-        this.log.warn({ group: lane.group, source: lane.source?.address, until: new Date(until).toISOString(), reply: reason }, `${lane.key} throttled to half its rate for ${rule.seconds} s: ${reason}`);
+        this.log.warn(
+          { group: lane.group, source: lane.source?.address, until: new Date(until).toISOString(), reply: reason },
+          `${lane.key} throttled to half its rate for ${rule.seconds} s: ${reason}`,
+        );
       }
       return { action: rule.action, until: now + 1000, reason };
     }
@@ -295,7 +311,8 @@ export class Shaper {
   /** Groups as a claim should treat them now: a group is left out when none of its lanes can send. */
   claimShape(): ClaimShape {
     const now = this.deps.clock.now();
-    const lanesOf = (group: string): Lane[] => (this.sources.length === 0 ? [{ group, source: null, key: group }] : this.sources.map((source) => ({ group, source, key: laneKey(group, source) })));
+    const lanesOf = (group: string): Lane[] =>
+      this.sources.length === 0 ? [{ group, source: null, key: group }] : this.sources.map((source) => ({ group, source, key: laneKey(group, source) }));
     const groups = new Set<string>();
     for (const key of [...this.states.keys(), ...this.inFlight.keys(), ...this.nextSlot.keys()]) groups.add(key.split('@')[0]!);
     const exclude: string[] = [];

@@ -1,4 +1,5 @@
 import { onTestFinished } from 'vitest';
+import type { Clock } from '../../src/core/ports.ts';
 import { DeliveryWorker, type DeliveryOptions } from '../../src/delivery/worker.ts';
 import { startTestDns, type TestDns } from '../helpers/dns-server.ts';
 import { startProviderFarm, type FarmProviderSpec, type ProviderFarm } from '../helpers/provider-farm.ts';
@@ -24,6 +25,7 @@ export async function shapingEnv(
   providers: FarmProviderSpec[],
   shaping: Record<string, unknown>,
   config: Record<string, unknown> = {},
+  clock?: Clock,
 ): Promise<ShapingEnv> {
   const dns = await startTestDns();
   const farm = await startProviderFarm({ dns, providers, waitTimeoutMs: 60_000 });
@@ -31,13 +33,15 @@ export async function shapingEnv(
     await farm.close();
     await dns.close();
   });
+  const { delivery, ...rest } = config as { delivery?: Record<string, unknown> };
   const server = await startTestServer(kind, {
+    clock,
     config: {
       dns: { servers: [dns.address], timeout: 1 },
-      delivery: { port: farm.port, leaseSeconds: 30, signingThreads: 0 },
+      delivery: { leaseSeconds: 30, signingThreads: 0, ...delivery, port: farm.port },
       inbound: { returnPathDomain: 'bounces.mail.mailsvc.test' },
       shaping,
-      ...config,
+      ...rest,
     },
   });
   const ws = await server.sender(`ws-${Math.random().toString(36).slice(2, 8)}`, FROM_DOMAIN);

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/core/ports.ts';
+import { STORES } from '../helpers/stores.ts';
+import { addresses, shapingEnv } from './env.ts';
+
+/** Real time, moved forward when the test says: pacing waits in real milliseconds while "an hour" passes at once. */
+class ShiftedClock implements Clock {
+  offset = 0;
+  now = (): number => Date.now() + this.offset;
+}
+
+const DOMAINS = ['held.example', 'other.example'];
+
+describe.each(STORES)('a held domain released an hour later (%s)', (kind) => {
+  it('delivers everything at once within its group’s limits, none of it aged by the hold', async () => {
+    const clock = new ShiftedClock();
+    const env = await shapingEnv(
+      kind,
+      [{ name: 'bigmail', address: '127.0.0.2', mxHosts: ['mx.bigmail.test'], domains: DOMAINS, maxConnections: 2, perMinute: { limit: 10, windowMs: 1000 } }],
+      { providers: [{ name: 'bigmail', mx: ['bigmail.test'], connections: 2, perMinute: 600 }] },
+      // Held for an hour with a 30 minutes' maximum age: only a hold that stops the clock keeps it.
+      { delivery: { port: 0, maxAge: 1800, signingThreads: 0 } },
+      clock,
+    );
+    const control = (action: string, body: unknown) => env.server.api('POST', `/queue/${action}`, { key: env.ws.apiKey, body });
+    const first = await env.send(addresses(20, ['held.example']));
+    expect((await control('hold', { domain: 'held.example' })).body).toStrictEqual({ affected: 20 });
+    const later = await env.send(addresses(10, ['held.example'], 'later'));
+    const free = await env.send(addresses(5, ['other.example']));
+    const worker = env.worker();
+    worker.start();
+    await env.farm.waitForTotal(5, 20_000);
+    const farm = env.farm.provider('bigmail');
+    expect(farm.accepted.every((a) => a.to.endsWith('@other.example'))).toBe(true);
+
+    clock.offset += 3_600_000;
+    expect((await control('release', { domain: 'held.example' })).body).toStrictEqual({ affected: 30 });
+    const releasedAt = Date.now();
+    await env.farm.waitForTotal(35, 30_000);
+    // At once: the 30 went at the group's pace (10 a second), starting right after the release.
+    const held = farm.accepted.filter((a) => a.to.endsWith('@held.example')).map((a) => a.at);
+    expect(Math.min(...held) - releasedAt).toBeLessThan(1500);
+    expect(Math.max(...held) - releasedAt).toBeLessThan(6000);
+    expect(farm.maxInWindow(1000)).toBeLessThanOrEqual(10);
+    expect(farm.connectionsPeak).toBeLessThanOrEqual(2);
+    expect(farm.refused).toEqual([]);
+    expect(env.farm.duplicates()).toEqual([]);
+    await worker.stop();
+    for (const s of await env.statuses([...first, ...later, ...free])) expect(s).toEqual({ status: 'delivered', attempts: 1 });
+  }, 60_000);
+});
