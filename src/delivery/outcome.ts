@@ -73,7 +73,15 @@ function plan(a: Attempt, deps: RecordDeps): { write: LeasedOutcome; finished: F
   const attempts = row.attempts + 1;
   const t = { message: a.message, recipient: { id: row.id, address: row.address }, at: deps.now };
   const final = (status: 'delivered' | 'bounced' | 'failed', provider: ProviderReport) =>
-    ({ id: row.id, status, dueAt: null, attempts, lastResponse: provider.response, lastMx: provider.reporting_mta }) satisfies LeasedOutcome;
+    ({
+      id: row.id,
+      status,
+      dueAt: null,
+      attempts,
+      lastResponse: provider.response,
+      lastMx: provider.reporting_mta,
+      sourceAddress: verdict.source ?? null,
+    }) satisfies LeasedOutcome;
   const reportingMta = verdict.host ?? deps.hostname;
 
   if (verdict.kind === 'delivered') {
@@ -97,7 +105,7 @@ function plan(a: Attempt, deps: RecordDeps): { write: LeasedOutcome; finished: F
       const dueAt = Math.min(verdict.until, expiresAt);
       const status = row.attempts > 0 ? 'deferred' : 'queued';
       return {
-        write: { id: row.id, status, dueAt, attempts: row.attempts, lastResponse: verdict.response, lastMx: verdict.host ?? row.last_mx },
+        write: { id: row.id, status, dueAt, attempts: row.attempts, lastResponse: verdict.response, lastMx: verdict.host ?? row.last_mx, sourceAddress: null },
         finished: null,
         recorded: { outcome: 'deferred', attempts: row.attempts, dueAt },
       };
@@ -107,7 +115,7 @@ function plan(a: Attempt, deps: RecordDeps): { write: LeasedOutcome; finished: F
   const next = nextAttempt(deps.policy, attempts, row.first_due_at ?? row.created_at, deps.now, deps.random);
   if (next.kind === 'retry') {
     return {
-      write: { id: row.id, status: 'deferred', dueAt: next.dueAt, attempts, lastResponse: verdict.response, lastMx: verdict.host },
+      write: { id: row.id, status: 'deferred', dueAt: next.dueAt, attempts, lastResponse: verdict.response, lastMx: verdict.host, sourceAddress: verdict.source ?? null },
       finished: null,
       recorded: { outcome: 'deferred', attempts, dueAt: next.dueAt },
     };

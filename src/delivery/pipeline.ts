@@ -136,7 +136,7 @@ export class RecipientPipeline {
       return { kind: 'shaped', host: null, code: null, response: `Not sent yet: ${admission.reason}`, until: admission.until };
     }
     try {
-      return await this.send(row, prepared, destination.hosts, admission.lane, true);
+      return await this.send(row, prepared, destination.hosts, admission.lane, true, pool);
     } finally {
       admission.done();
     }
@@ -148,7 +148,14 @@ export class RecipientPipeline {
   }
 
   /** Renders, signs and sends one copy, trying each host in turn through `lane` (shaped unless `shaped` is false). */
-  private async send(row: RecipientRow, prepared: StoredMessage, hosts: string[], lane: Lane | null, shaped: boolean): Promise<Verdict> {
+  private async send(
+    row: RecipientRow,
+    prepared: StoredMessage,
+    hosts: string[],
+    lane: Lane | null,
+    shaped: boolean,
+    pool: readonly SourceAddress[] = [],
+  ): Promise<Verdict> {
     const shaper = this.deps.shaper;
     const sending = await this.sendingDomain(prepared.message.domain);
     const from = verpSender(this.deps.verp, row.id, sending.returnPathDomain);
@@ -180,7 +187,7 @@ export class RecipientPipeline {
     for (const host of hosts) {
       const result = await this.deps.transport.send({ host, port: this.deps.config.delivery.port, envelope: { from, to: row.address }, raw, source, ...shaping });
       if (lane !== null && shaped) {
-        const shapedVerdict = await this.shapedReply(lane, result);
+        const shapedVerdict = await this.shapedReply(lane, result, pool);
         if (shapedVerdict) return { ...shapedVerdict, source: source?.address ?? null };
       }
       last = { ...judgeSend(result), source: source?.address ?? null };
@@ -190,11 +197,11 @@ export class RecipientPipeline {
   }
 
   /** A reply that tells the lane to wait (a rule matched, it was suspended meanwhile, its address failed): the recipient waits with it. */
-  private async shapedReply(lane: Lane, result: SmtpSendResult): Promise<Verdict | null> {
+  private async shapedReply(lane: Lane, result: SmtpSendResult, pool: readonly SourceAddress[]): Promise<Verdict | null> {
     const shaper = this.deps.shaper;
     if (!result.ok && result.notSent) {
       this.deps.metrics.shapingDeferred.inc({ reason: 'paced' });
-      return { kind: 'shaped', host: null, code: null, response: `Not sent yet: ${result.response}`, until: shaper.resumeAt(lane) };
+      return { kind: 'shaped', host: null, code: null, response: `Not sent yet: ${result.response}`, until: shaper.resumeAt(lane, pool) };
     }
     const elsewhere = shaper.observe(lane, result);
     if (result.ok) return null;

@@ -209,11 +209,20 @@ export class Shaper {
     return null;
   }
 
-  /** When a recipient that `pace` turned away may try again: at once through another lane, else when its lane may. */
-  resumeAt(lane: Lane): number {
+  /**
+   * When a recipient that `pace` turned away may try again: in a second through another lane of
+   * its pool that can take it, else when the first of them can.
+   */
+  resumeAt(lane: Lane, pool: readonly SourceAddress[]): number {
     const now = this.deps.clock.now();
-    if (lane.source && this.sources.length > 1) return now + 1000;
-    return Math.max(now, this.blocked(lane, now)?.until ?? 0, this.nextSlot.get(lane.key)?.at ?? 0);
+    const own = Math.max(now, this.blocked(lane, now)?.until ?? 0, this.nextSlot.get(lane.key)?.at ?? 0);
+    let soonest = own;
+    for (const source of pool) {
+      if (source.address === lane.source?.address) continue;
+      const other = { group: lane.group, source, key: laneKey(lane.group, source) };
+      soonest = Math.min(soonest, this.blocked(other, now)?.until ?? now + 1000);
+    }
+    return soonest;
   }
 
   /** The shaping rule a failed reply matches (configured rules first, then the built-ins), or null. */

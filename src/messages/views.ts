@@ -29,6 +29,7 @@ export function messageDetail(row: MessageRow, recipients: RecipientRow[], event
       status: r.status,
       attempts: r.attempts,
       last_response: r.last_response,
+      source_address: r.source_address ?? null,
       updated_at: iso(r.updated_at),
     })),
     events,

@@ -41,6 +41,8 @@ export interface RecipientRow {
   attempts: number;
   last_response: string | null;
   last_mx: string | null;
+  /** The sending address of its last attempt (SPEC §12). */
+  source_address?: string | null;
   due_at: number | null;
   first_due_at: number | null;
   lease_owner: string | null;

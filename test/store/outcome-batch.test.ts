@@ -120,7 +120,7 @@ describe.each(STORES)('outcomes written as one batch (%s)', (kind) => {
       const written = await queueRepo.finishLeased(
         tx,
         'w1',
-        [{ id: rows[0]!.id, status: 'delivered', dueAt: null, attempts: 1, lastResponse: '250 ok', lastMx: 'mx' }],
+        [{ id: rows[0]!.id, status: 'delivered', dueAt: null, attempts: 1, lastResponse: '250 ok', lastMx: 'mx', sourceAddress: null }],
         now,
       );
       expect([...written]).toStrictEqual([rows[0]!.id]);

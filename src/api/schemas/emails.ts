@@ -39,6 +39,9 @@ const Recipient = Type.Object({
   status: Type.String({ description: `one of: ${RECIPIENT_STATUSES.join(', ')}` }),
   attempts: Type.Integer(),
   last_response: Type.Union([Type.String(), Type.Null()]),
+  source_address: Type.Union([Type.String(), Type.Null()], {
+    description: 'the sending address its last attempt went out from (delivery.sourceAddresses); null when none is configured',
+  }),
   updated_at: Type.String(),
 });
 

@@ -1,0 +1,100 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { Clock } from '../../src/core/ports.ts';
+import type { FarmAccepted } from '../helpers/provider-farm.ts';
+import { STORES } from '../helpers/stores.ts';
+import { addresses, shapingEnv } from './env.ts';
+
+const DOMAINS = ['one.example', 'two.example'];
+const bigmail = { name: 'bigmail', address: '127.0.0.2', mxHosts: ['mx.bigmail.test'], domains: DOMAINS };
+const SOURCES = [
+  { address: '127.0.0.10', ehlo: 'mta10.mailsvc.test' },
+  { address: '127.0.0.11', ehlo: 'mta11.mailsvc.test' },
+];
+
+/** Real time, moved forward when the test says. */
+class ShiftedClock implements Clock {
+  offset = 0;
+  now = (): number => Date.now() + this.offset;
+}
+
+/** Most messages in any sliding window of `ms`. */
+function busiest(list: readonly FarmAccepted[], ms: number): number {
+  const times = list.map((a) => a.at).sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; j < times.length; j++) {
+    while (times[j]! - times[i]! >= ms) i++;
+    most = Math.max(most, j - i + 1);
+  }
+  return most;
+}
+
+describe.each(STORES)('sending addresses (%s)', (kind) => {
+  it('binds each connection to a configured address, greets with its name, and holds the group’s limits per address', async () => {
+    const env = await shapingEnv(
+      kind,
+      [{ ...bigmail, maxConnections: 2, perMinute: { limit: 20, windowMs: 1000 } }],
+      { providers: [{ name: 'bigmail', mx: ['bigmail.test'], connections: 1, perMinute: 600 }] },
+      { delivery: { sourceAddresses: SOURCES } },
+    );
+    const ids = await env.send(addresses(40, DOMAINS));
+    const worker = env.worker();
+    worker.start();
+    await env.farm.waitForTotal(40, 30_000);
+    const farm = env.farm.provider('bigmail');
+    for (const source of SOURCES) {
+      const from = farm.accepted.filter((a) => a.clientAddress === source.address);
+      // Both addresses carried a share, each under its own limits: one connection, 10 a second.
+      expect(from.length).toBeGreaterThanOrEqual(10);
+      expect(from.every((a) => a.helo === source.ehlo)).toBe(true);
+      expect(busiest(from, 1000)).toBeLessThanOrEqual(10);
+      const connections = farm.connectionList.filter((c) => c.clientAddress === source.address);
+      for (const c of connections) {
+        const overlapping = connections.filter((o) => o !== c && o.openedAt <= c.openedAt && (o.closedAt === null || o.closedAt > c.openedAt));
+        expect(overlapping).toEqual([]);
+      }
+    }
+    expect(farm.accepted.every((a) => SOURCES.some((s) => s.address === a.clientAddress))).toBe(true);
+    expect(farm.refused).toEqual([]);
+    expect(env.farm.duplicates()).toEqual([]);
+    await worker.stop();
+    const detail = await env.server.api('GET', `/emails/${ids[0]}`, { key: env.ws.apiKey });
+    expect(SOURCES.map((s) => s.address)).toContain(detail.body.recipients[0].source_address);
+  }, 60_000);
+
+  it('warm-up: exactly each address’s allowance goes to the group on a day, the rest the next UTC day with the reason shown meanwhile', async () => {
+    const clock = new ShiftedClock();
+    const today = new Date(clock.now()).toISOString().slice(0, 10);
+    const env = await shapingEnv(
+      kind,
+      [bigmail],
+      { providers: [{ name: 'bigmail', mx: ['bigmail.test'], connections: 2 }] },
+      { delivery: { sourceAddresses: SOURCES, warmup: { '127.0.0.10': { start: today, schedule: [3, 10] }, '127.0.0.11': { start: today, schedule: [2] } } } },
+      clock,
+    );
+    const ids = await env.send(addresses(9, DOMAINS));
+    const worker = env.worker();
+    worker.start();
+    await env.farm.waitForTotal(5, 20_000);
+    const farm = env.farm.provider('bigmail');
+    await vi.waitFor(async () => expect(await env.server.services.db('recipients').where({ status: 'queued' }).whereLike('last_response', '%warm-up%')).toHaveLength(4), {
+      timeout: 20_000,
+      interval: 50,
+    });
+    expect(farm.accepted.filter((a) => a.clientAddress === '127.0.0.10')).toHaveLength(3);
+    expect(farm.accepted.filter((a) => a.clientAddress === '127.0.0.11')).toHaveLength(2);
+    const waiting = await env.server.services.db('recipients').where({ status: 'queued' }).select('last_response', 'attempts', 'due_at');
+    expect(waiting).toHaveLength(4);
+    for (const w of waiting) {
+      expect(w.last_response).toMatch(/^Not sent yet: warm-up: 127\.0\.0\.1[01] has sent today's [23] to provider:bigmail/);
+      expect(w.attempts).toBe(0);
+      expect(new Date(Number(w.due_at)).toISOString()).toMatch(/T00:00:00\.000Z$/);
+    }
+
+    // The next UTC day: 10 for the first address, 2 for the second; the four left go.
+    clock.offset += 86_400_000;
+    await env.farm.waitForTotal(9, 20_000);
+    expect(env.farm.duplicates()).toEqual([]);
+    await worker.stop();
+    for (const s of await env.statuses(ids)) expect(s).toEqual({ status: 'delivered', attempts: 1 });
+  }, 60_000);
+});
