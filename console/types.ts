@@ -26,7 +26,7 @@ export interface Email extends EmailSummary {
   message_id: string | null;
   reply_to: string[];
   tags: { name: string; value: string }[];
-  recipients: { address: string; status: string; attempts: number; last_response: string | null; updated_at: string }[];
+  recipients: { address: string; status: string; attempts: number; last_response: string | null; source_address?: string | null; updated_at: string }[];
   events: EventPayload[];
 }
 

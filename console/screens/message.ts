@@ -78,10 +78,23 @@ export const messagePage: Render = async (main, params) => {
       'section',
       { 'aria-labelledby': 'recipients-title' },
       h('h2', { id: 'recipients-title' }, 'Recipients'),
-      table(
-        ['Address', 'Status', 'Attempts', 'Last reply', 'Updated'],
-        m.recipients.map((r) => [r.address, statusBadge(r.status), String(r.attempts), h('span', { class: 'reply' }, r.last_response ?? '—'), stamp(r.updated_at)]),
-      ),
+      // The sending address a recipient went out from, when the server has several (delivery.sourceAddresses).
+      m.recipients.some((r) => r.source_address)
+        ? table(
+            ['Address', 'Status', 'Attempts', 'Sent from', 'Last reply', 'Updated'],
+            m.recipients.map((r) => [
+              r.address,
+              statusBadge(r.status),
+              String(r.attempts),
+              r.source_address ?? '—',
+              h('span', { class: 'reply' }, r.last_response ?? '—'),
+              stamp(r.updated_at),
+            ]),
+          )
+        : table(
+            ['Address', 'Status', 'Attempts', 'Last reply', 'Updated'],
+            m.recipients.map((r) => [r.address, statusBadge(r.status), String(r.attempts), h('span', { class: 'reply' }, r.last_response ?? '—'), stamp(r.updated_at)]),
+          ),
     ),
     h(
       'section',
