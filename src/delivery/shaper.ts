@@ -186,10 +186,14 @@ export class Shaper {
   async pace(lane: Lane): Promise<string | null> {
     const now = this.deps.clock.now();
     if (this.suspendedUntil(lane.key, now) !== null) return `${lane.key} is suspended: ${this.states.get(lane.key)?.reason ?? ''}`;
-    if (lane.source) {
-      const refused = await this.takeWarmup(lane, now);
-      if (refused) return refused;
-    }
+    // The pacing slot first: a slot given up costs a moment of rate, a warm-up count given up a message of the day.
+    const paced = await this.takeSlot(lane, now);
+    if (paced) return paced;
+    return lane.source ? this.takeWarmup(lane, this.deps.clock.now()) : null;
+  }
+
+  /** The lane's next pacing slot, waited for; a reason when none is near. */
+  private async takeSlot(lane: Lane, now: number): Promise<string | null> {
     const { perMinute } = limitsOf(lane.group, this.deps.config.shaping.defaults, this.providers);
     if (perMinute === null) return null;
     const interval = pacingInterval(perMinute, this.throttled(lane.key, now));
