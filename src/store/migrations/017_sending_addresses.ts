@@ -19,7 +19,7 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTable('warmup_counts');
-  await knex.schema.alterTable('recipients', (t) => {
-    t.dropColumn('source_address');
-  });
+  // A plain DROP COLUMN: knex would copy and re-create the table on SQLite, and the foreign keys
+  // of the rows pointing at recipients would cascade.
+  await knex.raw('alter table recipients drop column source_address');
 }
