@@ -14,6 +14,7 @@ import * as usageSlots from './migrations/011_usage_slots.ts';
 import * as messageContents from './migrations/012_message_contents.ts';
 import * as suppressionKeyset from './migrations/013_suppression_keyset.ts';
 import * as shaping from './migrations/014_shaping.ts';
+import * as pools from './migrations/016_pools.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -33,6 +34,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '012_message_contents': messageContents,
   '013_suppression_keyset': suppressionKeyset,
   '014_shaping': shaping,
+  '016_pools': pools,
 };
 
 /** The migrations in order, for knex's migrator (`migrate.up`, `.down` in tests). */
