@@ -121,7 +121,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     get metrics() {
       return (metrics ??= createMetrics());
     },
-    tenancy: new TenancyService({ db, clock }),
+    tenancy: new TenancyService({ db, clock, pools: config.delivery.pools }),
     domains: new DomainService({
       db,
       clock,
@@ -130,6 +130,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       log,
       sandbox: config.delivery.mode === 'sandbox',
       onUnverified: (name) => accept.forgetDomain(name),
+      pools: config.delivery.pools,
     }),
     committer,
     accept,
