@@ -83,8 +83,9 @@ const canonical = (address: string) => (isIP(address) === 6 ? new URL(`http://[$
 
 /**
  * Each source address's reverse DNS is forward-confirmed (FCrDNS): its PTR names its `ehlo`, and
- * that name's A (AAAA) records include the address. Gmail, Microsoft and Yahoo refuse or junk
- * mail from an address without it, and many receivers compare the EHLO name with the PTR.
+ * that name's A (AAAA) records include the address. Google's and Yahoo's sender requirements
+ * (2024) ask for valid forward and reverse DNS on every sending address, and many receivers
+ * compare the EHLO name with the PTR.
  */
 export async function checkSourceAddresses(sources: Config['delivery']['sourceAddresses'], dns: DoctorDns): Promise<Finding[]> {
   return Promise.all(
