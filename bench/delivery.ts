@@ -73,7 +73,7 @@ destinations.forEach((domain, i) => {
 const { config, cleanUp } = benchConfig({ dns: { servers: [dns.address], timeout: 2 }, delivery: { port, concurrency } });
 const services = await createServices(config, { log: createLogger('silent') });
 const { domain: from, workspaceId } = await benchSender(services);
-if (tracking) await services.domains.setTracking(null, from, { open: true, click: true });
+if (tracking) await services.domains.update(null, from, { open: true, click: true });
 const paragraph = (n: number, i: number) =>
   `<p>Item ${i} of issue ${n}: ${'words of the newsletter '.repeat(3)}<a href="https://shop.example/p/${i}?n=${n}&amp;utm=mail">read more</a></p>\n`;
 const html = (n: number) =>

@@ -91,6 +91,8 @@ export interface Domain {
   problems: string[];
   open_tracking: boolean;
   click_tracking: boolean;
+  /** The sending pool its mail goes from; null: the workspace's, else the stream's, else every source address. */
+  pool: string | null;
   created_at: string;
   verified_at: string | null;
 }

@@ -126,7 +126,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     get metrics() {
       return (metrics ??= createMetrics());
     },
-    tenancy: new TenancyService({ db, clock }),
+    tenancy: new TenancyService({ db, clock, pools: config.delivery.pools }),
     domains: new DomainService({
       db,
       clock,
@@ -135,6 +135,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       log,
       sandbox: config.delivery.mode === 'sandbox',
       onUnverified: (name) => accept.forgetDomain(name),
+      pools: config.delivery.pools,
     }),
     committer,
     accept,

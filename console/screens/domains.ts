@@ -23,12 +23,13 @@ export const domainsScreen: Render = async (main) => {
     h('div', { class: 'card' }, add, status),
     list.data.length
       ? table(
-          ['Domain', 'Status', 'Open tracking', 'Click tracking', 'Verified'],
+          ['Domain', 'Status', 'Open tracking', 'Click tracking', 'Sending pool', 'Verified'],
           list.data.map((d) => [
             link(`/domains/${d.id}`, d.name),
             statusBadge(d.status),
             d.open_tracking ? 'on' : 'off',
             d.click_tracking ? 'on' : 'off',
+            d.pool ?? '—',
             stamp(d.verified_at),
           ]),
         )
@@ -91,6 +92,8 @@ export const domainPage: Render = async (main, params) => {
         h('dd', {}, d.selector),
         h('dt', {}, 'Verified'),
         h('dd', {}, when(d.verified_at)),
+        h('dt', {}, 'Sending pool'),
+        h('dd', {}, d.pool ?? "none of its own: the workspace's, else the stream's, else every source address"),
       ),
       h('div', { class: 'row-actions' }, verify),
       h('h2', {}, 'DNS records to publish'),

@@ -110,6 +110,8 @@ function poolProblems(d: PoolShape): string[] {
   const addresses = new Set(d.sourceAddresses.map((a) => a.address));
   const problems: string[] = [];
   if (addresses.size !== d.sourceAddresses.length) problems.push('delivery.sourceAddresses: an address is listed twice');
+  // `mailsvc domain pool D none` clears a pool: a pool of that name could not be chosen there.
+  if ('none' in d.pools) problems.push('delivery.pools.none: "none" is reserved (it clears a workspace\'s or domain\'s pool); name the pool otherwise');
   for (const [name, list] of Object.entries(d.pools)) {
     for (const address of list) if (!addresses.has(address)) problems.push(`delivery.pools.${name}: ${address} is not one of delivery.sourceAddresses`);
   }

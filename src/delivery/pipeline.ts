@@ -6,11 +6,13 @@ import type { Metrics } from '../metrics/registry.ts';
 import type { Db } from '../store/db.ts';
 import { domainsRepo } from '../store/domains.ts';
 import { messagesRepo, type MessageWithContent, type RecipientRow } from '../store/messages.ts';
+import { workspaces } from '../store/workspaces.ts';
 import type { TokenCodec } from '../tokens/index.ts';
 import { readContent } from '../messages/content.ts';
 import { TtlCache } from './cache.ts';
 import type { DkimKey, PreparedMessage } from './compose.ts';
 import { resolveDestination, type Destination } from './mx.ts';
+import type { PoolInput } from './pool-choice.ts';
 import { judgeDestination, judgeSend, type Verdict } from './outcome.ts';
 import type { Relay } from './relay.ts';
 import type { RenderStep } from './render.ts';
@@ -44,6 +46,8 @@ interface SendingDomain {
   key: DkimKey;
   returnPathDomain: string;
   tracking: { open: boolean; click: boolean };
+  /** The pools its row and its workspace's name, read with it (5 s): `poolFor({ ...pools, stream }, config.delivery)`. */
+  pools: Omit<PoolInput, 'stream'>;
 }
 
 /**
@@ -240,10 +244,12 @@ export class RecipientPipeline {
     return this.domains.get(name, async () => {
       const row = await domainsRepo.byName(this.deps.db, name);
       if (!row) throw new Error(`sending domain ${name} is not configured`);
+      const workspace = await workspaces.byId(this.deps.db, row.workspace_id);
       return {
         key: { domain: row.name, selector: row.selector, privateKeyPem: row.dkim_private_key },
         returnPathDomain: returnPathDomain(row, this.deps.config.inbound.returnPathDomain),
         tracking: { open: row.open_tracking, click: row.click_tracking },
+        pools: { domainPool: row.pool, workspacePool: workspace?.pool ?? null },
       };
     });
   }

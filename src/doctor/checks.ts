@@ -78,6 +78,52 @@ export async function checkHostname(hostname: string, dns: DoctorDns): Promise<F
   return findings;
 }
 
+/** An address as resolvers write it: IPv6 in its shortest form (RFC 5952), so `2001:db8:0::25` equals `2001:db8::25`. */
+const canonical = (address: string) => (isIP(address) === 6 ? new URL(`http://[${address}]`).hostname.slice(1, -1) : address);
+
+/**
+ * Each source address's reverse DNS is forward-confirmed (FCrDNS): its PTR names its `ehlo`, and
+ * that name's A (AAAA) records include the address. Google's and Yahoo's sender requirements
+ * (2024) ask for valid forward and reverse DNS on every sending address, and many receivers
+ * compare the EHLO name with the PTR.
+ */
+export async function checkSourceAddresses(sources: Config['delivery']['sourceAddresses'], dns: DoctorDns): Promise<Finding[]> {
+  return Promise.all(
+    sources.map(async ({ address, ehlo }): Promise<Finding> => {
+      const check = `source address ${address}`;
+      const key = 'delivery.sourceAddresses';
+      if (!isFqdn(ehlo)) {
+        return problem(check, `its ehlo "${ehlo}" is not a fully qualified domain name`, `set its ehlo in ${key} to the public name its PTR record gives`);
+      }
+      let names: string[];
+      try {
+        names = (await dns.reverse(address)).map(lower);
+      } catch (err) {
+        return problem(check, `${address} has no PTR record (${dnsReason(err)})`, `ask the owner of ${address} (your hosting provider) to set its PTR record to ${ehlo}`);
+      }
+      if (!names.includes(lower(ehlo))) {
+        return problem(
+          check,
+          `${address} points back to ${names.join(', ')}, not its ehlo ${ehlo}`,
+          `set the PTR record of ${address} to ${ehlo}, or its ehlo in ${key} to ${names[0]} (if that name resolves to ${address})`,
+        );
+      }
+      const six = isIP(address) === 6;
+      const type = six ? 'AAAA' : 'A';
+      let forward: string[];
+      try {
+        forward = await (six ? dns.resolve6(ehlo) : dns.resolve4(ehlo));
+      } catch (err) {
+        return problem(check, `${ehlo} has no ${type} record (${dnsReason(err)})`, `publish an ${type} record for ${ehlo} pointing at ${address}`);
+      }
+      if (!forward.map(canonical).includes(canonical(address))) {
+        return problem(check, `${ehlo} resolves to ${forward.join(', ')}, not ${address}`, `add ${address} to the ${type} records of ${ehlo}`);
+      }
+      return ok(check, `${address} points back to ${ehlo}, which resolves to it`);
+    }),
+  );
+}
+
 /** Opens a TCP connection and closes it; resolves with the error code when it cannot. */
 function tryConnect(host: string, port: number, timeoutMs: number): Promise<string | null> {
   return new Promise((resolve) => {

@@ -1,4 +1,5 @@
 import { Resolver } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import type { Config } from '../config/schema.ts';
 import { DnsError } from '../core/ports.ts';
 import { createDnsResolver } from '../dns/resolver.ts';
@@ -7,7 +8,9 @@ import { checkRecords } from '../domains/verify.ts';
 import type { Db } from '../store/db.ts';
 import { domainsRepo } from '../store/domains.ts';
 import { pemOrFile } from '../tls/certificates.ts';
-import { checkCertificate, checkClock, checkDatabase, checkHostname, checkOutbound, type DoctorDns, type Finding } from './checks.ts';
+import { poolProblem } from '../delivery/pool-choice.ts';
+import { workspaces } from '../store/workspaces.ts';
+import { checkCertificate, checkClock, checkDatabase, checkHostname, checkOutbound, checkSourceAddresses, type DoctorDns, type Finding } from './checks.ts';
 
 export type { Finding } from './checks.ts';
 
@@ -20,8 +23,16 @@ export interface DoctorOptions {
   now: () => number;
 }
 
-/** `1.0.0.127.in-addr.arpa` for 127.0.0.1. */
-const reverseName = (address: string) => `${address.split('.').reverse().join('.')}.in-addr.arpa`;
+/** `1.0.0.127.in-addr.arpa` for 127.0.0.1; RFC 3596 §2.5 nibbles under `ip6.arpa` for IPv6. */
+function reverseName(address: string): string {
+  if (isIP(address) !== 6) return `${address.split('.').reverse().join('.')}.in-addr.arpa`;
+  const [head, tail = ''] = address.split('::');
+  const groups = (part: string) => (part === '' ? [] : part.split(':'));
+  const left = groups(head!);
+  const right = groups(tail);
+  const full = address.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${[...full.map((g) => g.padStart(4, '0')).join('')].reverse().join('.')}.ip6.arpa`;
+}
 
 /**
  * The configured resolver plus reverse lookups, through the same dns.servers. A PTR query, not
@@ -69,6 +80,30 @@ async function checkDomains(db: Db, dns: DoctorDns, serverHostname: string): Pro
   );
 }
 
+/**
+ * Pools that workspaces and domains name but delivery.pools no longer has (the configuration
+ * changed after they were set): their mail goes from the next level's pool instead.
+ */
+async function checkPoolNames(db: Db, pools: Config['delivery']['pools']): Promise<Finding[]> {
+  const named = [
+    ...(await workspaces.list(db)).map((w) => ({
+      what: `workspace ${w.name}`,
+      pool: w.pool,
+      next: "the stream's pool, else every source address (where its domain names none)",
+    })),
+    ...(await domainsRepo.list(db)).map((d) => ({ what: `domain ${d.name}`, pool: d.pool, next: "the workspace's pool, else the stream's, else every source address" })),
+  ].filter((n) => n.pool !== null);
+  if (named.length === 0) return [];
+  const stale = named.filter((n) => poolProblem(pools, n.pool) !== null);
+  if (stale.length === 0) return [{ check: 'pools', status: 'ok', detail: `every pool named (by ${named.length} workspace(s) and domain(s)) is in delivery.pools` }];
+  return stale.map((n) => ({
+    check: `pool of ${n.what}`,
+    status: 'problem',
+    detail: `${n.what} names pool "${n.pool}", which delivery.pools does not have: its mail goes from ${n.next}`,
+    fix: `add pool ${n.pool} to delivery.pools, or name another: mailsvc ${n.what.replace(' ', ' pool ')} NAME|none`,
+  }));
+}
+
 function certificate(config: Config, nowMs: number): Finding {
   let cert: string | null;
   let key: string | null;
@@ -93,13 +128,15 @@ export async function runDoctor(config: Config, options: DoctorOptions): Promise
       () => pendingMigrations(db),
     );
     const tablesReady = database.every((f) => f.status === 'ok');
-    const [host, outbound, domains, clock] = await Promise.all([
+    const [host, sources, outbound, domains, pools, clock] = await Promise.all([
       checkHostname(hostname, dns),
+      checkSourceAddresses(config.delivery.sourceAddresses, dns),
       checkOutbound(config.delivery, dns, options.probeDomain, options.timeoutMs),
       tablesReady ? checkDomains(db, dns, hostname) : Promise.resolve([{ check: 'domains', status: 'skipped', detail: 'database not ready' } as Finding]),
+      tablesReady ? checkPoolNames(db, config.delivery.pools) : Promise.resolve([]),
       checkClock(options.clockUrl, options.now, options.timeoutMs),
     ]);
-    return [...host, outbound, ...domains, certificate(config, options.now()), ...database, clock];
+    return [...host, ...sources, outbound, ...domains, ...pools, certificate(config, options.now()), ...database, clock];
   } finally {
     await db.destroy();
   }

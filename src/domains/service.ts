@@ -2,6 +2,7 @@ import { conflict, invalid, notFound } from '../core/errors.ts';
 import type { Clock, DnsResolver, Logger } from '../core/ports.ts';
 import { iso, isoOrNull } from '../core/time.ts';
 import { generateDkimKey } from '../dkim/keys.ts';
+import { poolProblem, type PoolSettings } from '../delivery/pool-choice.ts';
 import type { Db } from '../store/db.ts';
 import { domainsRepo, type DomainRow } from '../store/domains.ts';
 import { domainRecords, normaliseDomainName, returnPathHost, selectorFor, type DnsRecordSpec } from './records.ts';
@@ -33,6 +34,7 @@ export function domainView(row: DomainRow, serverHostname: string) {
     problems: checks ? checks.map((c) => c.problem).filter((p): p is string => p !== null) : [],
     open_tracking: row.open_tracking,
     click_tracking: row.click_tracking,
+    pool: row.pool,
     return_path_domain: row.return_path_verified ? returnPathHost(row.name) : null,
     created_at: iso(row.created_at),
     verified_at: isoOrNull(row.verified_at),
@@ -50,6 +52,8 @@ export class DomainService {
       sandbox?: boolean;
       /** Told when a domain may have stopped being verified here, so caches of it drop it at once. */
       onUnverified?: (name: string) => void;
+      /** delivery.pools: the pools a domain may name. */
+      pools: PoolSettings['pools'];
     },
   ) {}
 
@@ -132,11 +136,17 @@ export class DomainService {
     return (await domainsRepo.byId(this.deps.db, row.id))!;
   }
 
-  async setTracking(scope: Scope, idOrName: number | string, flags: { open?: boolean; click?: boolean }) {
+  /** Tracking switches and the sending pool (a name of delivery.pools, or null for none); an unknown pool changes nothing. */
+  async update(scope: Scope, idOrName: number | string, change: { open?: boolean; click?: boolean; pool?: string | null }) {
     const row = await this.get(scope, idOrName);
     const patch: Partial<DomainRow> = {};
-    if (flags.open !== undefined) patch.open_tracking = flags.open;
-    if (flags.click !== undefined) patch.click_tracking = flags.click;
+    if (change.pool !== undefined) {
+      const problem = poolProblem(this.deps.pools, change.pool);
+      if (problem) throw invalid(problem);
+      patch.pool = change.pool;
+    }
+    if (change.open !== undefined) patch.open_tracking = change.open;
+    if (change.click !== undefined) patch.click_tracking = change.click;
     if (Object.keys(patch).length > 0) await domainsRepo.update(this.deps.db, row.id, patch);
     return (await domainsRepo.byId(this.deps.db, row.id))!;
   }

@@ -17,7 +17,11 @@ export interface DomainRow {
   verification: string | null;
   created_at: number;
   verified_at: number | null;
+  /** The sending pool its mail goes from (one of delivery.pools); null: the workspace's, else the stream's. */
+  pool: string | null;
 }
+
+type NewDomain = Omit<DomainRow, 'id' | 'pool'> & { pool?: string | null };
 
 const normalise = (row: DomainRow | undefined): DomainRow | undefined =>
   row && {
@@ -28,9 +32,9 @@ const normalise = (row: DomainRow | undefined): DomainRow | undefined =>
   };
 
 export const domainsRepo = {
-  async insert(db: Conn, row: Omit<DomainRow, 'id'>): Promise<DomainRow> {
+  async insert(db: Conn, row: NewDomain): Promise<DomainRow> {
     const [inserted] = await db('domains').insert(row).returning('id');
-    return { ...row, id: insertedId(inserted) };
+    return { ...row, pool: row.pool ?? null, id: insertedId(inserted) };
   },
   byName: async (db: Conn, name: string) => normalise(await db('domains').where({ name }).first()),
   byId: async (db: Conn, id: number) => normalise(await db('domains').where({ id }).first()),

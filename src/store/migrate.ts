@@ -15,6 +15,7 @@ import * as messageContents from './migrations/012_message_contents.ts';
 import * as suppressionKeyset from './migrations/013_suppression_keyset.ts';
 import * as shaping from './migrations/014_shaping.ts';
 import * as queueHolds from './migrations/015_queue_holds.ts';
+import * as pools from './migrations/016_pools.ts';
 import * as sendingAddresses from './migrations/017_sending_addresses.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '013_suppression_keyset': suppressionKeyset,
   '014_shaping': shaping,
   '015_queue_holds': queueHolds,
+  '016_pools': pools,
   '017_sending_addresses': sendingAddresses,
 };
 

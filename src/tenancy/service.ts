@@ -5,6 +5,7 @@ import type { Db } from '../store/db.ts';
 import { apiKeys, type ApiKeyRow, type AuthenticatedKeyRow } from '../store/apiKeys.ts';
 import { workspaces, type WorkspaceRow } from '../store/workspaces.ts';
 import { domainsRepo } from '../store/domains.ts';
+import { poolProblem, type PoolSettings } from '../delivery/pool-choice.ts';
 import { API_KEY_PATTERN, generateApiKey, hashApiKey, keyPrefix, sameHash } from './keys.ts';
 import { scopeOf, type Principal } from './principal.ts';
 import { CHANGE_VISIBLE_WITHIN_MS, TtlCache } from './ttl-cache.ts';
@@ -42,6 +43,7 @@ export const workspaceView = (row: WorkspaceRow) => ({
   plan: row.plan,
   rate_per_minute: row.rate_per_minute,
   rate_per_hour: row.rate_per_hour,
+  pool: row.pool,
   created_at: iso(row.created_at),
 });
 
@@ -49,7 +51,14 @@ export class TenancyService {
   /** Principals of keys seen recently, by key hash: one database read per key per few seconds. */
   private readonly principals = new TtlCache<string, Principal>(CHANGE_VISIBLE_WITHIN_MS);
 
-  constructor(private readonly deps: { db: Db; clock: Clock }) {}
+  constructor(
+    private readonly deps: {
+      db: Db;
+      clock: Clock;
+      /** delivery.pools: the pools a workspace may name. */
+      pools: PoolSettings['pools'];
+    },
+  ) {}
 
   async createWorkspace(name: string) {
     const trimmed = name.trim();
@@ -77,6 +86,12 @@ export class TenancyService {
     return row;
   }
 
+  async workspaceById(id: number): Promise<WorkspaceRow> {
+    const row = await workspaces.byId(this.deps.db, id);
+    if (!row) throw notFound();
+    return row;
+  }
+
   listWorkspaces = () => workspaces.list(this.deps.db);
 
   async setLimits(name: string, opts: { plan?: string; perMinute?: number; perHour?: number }) {
@@ -94,6 +109,15 @@ export class TenancyService {
     }
     await workspaces.setLimits(this.deps.db, row.id, { plan: plan ?? row.plan, rate_per_minute: perMinute, rate_per_hour: perHour });
     this.principals.clear();
+    return (await workspaces.byId(this.deps.db, row.id))!;
+  }
+
+  /** The pool the workspace's mail goes from unless its domain names one: a name of delivery.pools, or null for none. */
+  async setPool(name: string, pool: string | null) {
+    const row = await this.workspaceByName(name);
+    const problem = poolProblem(this.deps.pools, pool);
+    if (problem) throw invalid(problem);
+    await workspaces.setPool(this.deps.db, row.id, pool);
     return (await workspaces.byId(this.deps.db, row.id))!;
   }
 

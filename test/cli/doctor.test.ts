@@ -1,12 +1,13 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { oneJson, runCli } from '../helpers/cli.ts';
 import { startTestDns, type TestDns } from '../helpers/dns-server.ts';
+import { scratchStore, STORES } from '../helpers/stores.ts';
 
 const HOST = 'mail.doctor.test';
 
@@ -116,6 +117,78 @@ describe('mailsvc doctor', () => {
     expect(human.stdout).toMatch(/\nTo fix:\n {2}- reverse DNS: set the PTR record/);
   });
 
+  it('confirms each source address: its PTR names its ehlo, and that name resolves back to it', async () => {
+    const sourceAddresses = [
+      { address: '127.0.0.10', ehlo: 'mta1.doctor.test' },
+      { address: '127.0.0.11', ehlo: 'mta2.doctor.test' },
+      { address: '127.0.0.12', ehlo: 'mta3.doctor.test' },
+      { address: '127.0.0.13', ehlo: 'mta4.doctor.test' },
+      { address: '127.0.0.14', ehlo: 'mta5.doctor.test' },
+      { address: '127.0.0.15', ehlo: 'localhost' },
+      { address: '2001:db8::25', ehlo: 'mta6.doctor.test' },
+      { address: '2001:db8::26', ehlo: 'mta7.doctor.test' },
+    ];
+    const { dns, cfg } = await setup({ delivery: { port: await listener(), sourceAddresses } });
+    dns.set('1.0.0.127.in-addr.arpa', 'PTR', HOST);
+    dns.set('10.0.0.127.in-addr.arpa', 'PTR', 'MTA1.doctor.test.');
+    dns.set('mta1.doctor.test', 'A', ['127.0.0.9', '127.0.0.10']);
+    dns.set('11.0.0.127.in-addr.arpa', 'PTR', 'host-11.provider.test');
+    // 127.0.0.12 has no PTR record at all.
+    dns.set('13.0.0.127.in-addr.arpa', 'PTR', 'mta4.doctor.test');
+    dns.set('mta4.doctor.test', 'A', '127.0.0.99');
+    dns.set('14.0.0.127.in-addr.arpa', 'PTR', 'mta5.doctor.test');
+    dns.set('mta5.doctor.test', 'AAAA', '2001:db8::14'); // a name, but no A record
+    const six = (last: string) => `${last}.0.0.${'0.'.repeat(20)}8.b.d.0.1.0.0.2.ip6.arpa`;
+    dns.set(six('5.2'), 'PTR', 'mta6.doctor.test');
+    dns.set('mta6.doctor.test', 'AAAA', '2001:0db8:0:0:0:0:0:0025');
+    dns.set(six('6.2'), 'PTR', 'mta7.doctor.test');
+    dns.set('mta7.doctor.test', 'A', '127.0.0.26');
+    oneJson(await runCli([...cfg, 'migrate', '--json']));
+
+    const res = await runCli([...cfg, 'doctor', '--probe-domain', 'probe.test', '--no-clock', '--json']);
+    expect(res.code).toBe(1);
+    const checks = byCheck(JSON.parse(res.stdout));
+    expect(checks['source address 127.0.0.10']).toStrictEqual({
+      check: 'source address 127.0.0.10',
+      status: 'ok',
+      detail: '127.0.0.10 points back to mta1.doctor.test, which resolves to it',
+    });
+    expect(checks['source address 127.0.0.11']).toStrictEqual({
+      check: 'source address 127.0.0.11',
+      status: 'problem',
+      detail: '127.0.0.11 points back to host-11.provider.test, not its ehlo mta2.doctor.test',
+      fix: 'set the PTR record of 127.0.0.11 to mta2.doctor.test, or its ehlo in delivery.sourceAddresses to host-11.provider.test (if that name resolves to 127.0.0.11)',
+    });
+    expect(checks['source address 127.0.0.12']).toMatchObject({
+      status: 'problem',
+      detail: '127.0.0.12 has no PTR record (ENOTFOUND)',
+      fix: 'ask the owner of 127.0.0.12 (your hosting provider) to set its PTR record to mta3.doctor.test',
+    });
+    expect(checks['source address 127.0.0.13']).toMatchObject({
+      status: 'problem',
+      detail: 'mta4.doctor.test resolves to 127.0.0.99, not 127.0.0.13',
+      fix: 'add 127.0.0.13 to the A records of mta4.doctor.test',
+    });
+    expect(checks['source address 127.0.0.14']).toMatchObject({
+      status: 'problem',
+      detail: 'mta5.doctor.test has no A record (ENODATA)',
+      fix: 'publish an A record for mta5.doctor.test pointing at 127.0.0.14',
+    });
+    expect(checks['source address 127.0.0.15']).toMatchObject({ status: 'problem', detail: 'its ehlo "localhost" is not a fully qualified domain name' });
+    expect(checks['source address 2001:db8::25']).toMatchObject({ status: 'ok', detail: '2001:db8::25 points back to mta6.doctor.test, which resolves to it' });
+    expect(checks['source address 2001:db8::26']).toMatchObject({
+      status: 'problem',
+      detail: 'mta7.doctor.test has no AAAA record (ENODATA)',
+      fix: 'publish an AAAA record for mta7.doctor.test pointing at 2001:db8::26',
+    });
+    // The server's own name is checked as before, beside them.
+    expect(checks['reverse DNS']).toMatchObject({ status: 'ok' });
+    expect(res.stderr).toMatch(/^error: 6 problem\(s\): source address 127\.0\.0\.11, source address 127\.0\.0\.12, .*, source address 2001:db8::26$/m);
+
+    const human = await runCli([...cfg, 'doctor', '--probe-domain', 'probe.test', '--no-clock']);
+    expect(human.stdout).toMatch(/\n {2}- source address 127\.0\.0\.12: ask the owner of 127\.0\.0\.12/);
+  });
+
   it('finds a hostname that is not fully qualified, and a database with migrations pending', async () => {
     const { cfg } = await setup({ server: { hostname: 'localhost' }, delivery: { port: await listener() } });
     const res = await runCli([...cfg, 'doctor', '--probe-domain', 'probe.test', '--no-clock', '--json']);
@@ -124,5 +197,40 @@ describe('mailsvc doctor', () => {
     expect(checks['hostname']).toMatchObject({ status: 'problem', detail: 'server.hostname "localhost" is not a fully qualified domain name' });
     expect(checks['migrations']).toMatchObject({ status: 'problem', fix: 'run mailsvc migrate (serve also applies them at start)' });
     expect(checks['domains']).toMatchObject({ status: 'skipped' });
+  });
+});
+
+describe.each(STORES)('mailsvc doctor on the database (%s)', (kind) => {
+  it('names a workspace or domain whose pool the configuration no longer has', async () => {
+    const store = await scratchStore(kind);
+    onTestFinished(() => store.drop());
+    const sourceAddresses = [{ address: '127.0.0.10', ehlo: 'mta1.doctor.test' }];
+    const { dns, cfg } = await setup({ ...store.config, delivery: { port: await listener(), sourceAddresses, pools: { bulk: ['127.0.0.10'], vip: ['127.0.0.10'] } } });
+    dns.set('1.0.0.127.in-addr.arpa', 'PTR', HOST);
+    dns.set('10.0.0.127.in-addr.arpa', 'PTR', 'mta1.doctor.test');
+    dns.set('mta1.doctor.test', 'A', '127.0.0.10');
+    oneJson(await runCli([...cfg, 'workspace', 'create', 'acme', '--json']));
+    oneJson(await runCli([...cfg, 'workspace', 'pool', 'acme', 'vip', '--json']));
+    oneJson(await runCli([...cfg, 'domain', 'add', 'shop.test', '--json']));
+    oneJson(await runCli([...cfg, 'domain', 'pool', 'shop.test', 'bulk', '--json']));
+    const doctor = ['doctor', '--probe-domain', 'probe.test', '--no-clock', '--json'];
+    expect(byCheck(JSON.parse((await runCli([...cfg, ...doctor])).stdout))['pools']).toStrictEqual({
+      check: 'pools',
+      status: 'ok',
+      detail: 'every pool named (by 2 workspace(s) and domain(s)) is in delivery.pools',
+    });
+
+    const file = cfg[1]!;
+    const changed = JSON.parse(readFileSync(file, 'utf8'));
+    changed.delivery.pools = { vip: ['127.0.0.10'] };
+    writeFileSync(file, JSON.stringify(changed));
+    const checks = byCheck(JSON.parse((await runCli([...cfg, ...doctor])).stdout));
+    expect(checks['pools']).toBeUndefined();
+    expect(checks['pool of domain shop.test']).toStrictEqual({
+      check: 'pool of domain shop.test',
+      status: 'problem',
+      detail: `domain shop.test names pool "bulk", which delivery.pools does not have: its mail goes from the workspace's pool, else the stream's, else every source address`,
+      fix: 'add pool bulk to delivery.pools, or name another: mailsvc domain pool shop.test NAME|none',
+    });
   });
 });

@@ -100,6 +100,13 @@ describe('configuration', () => {
     ]);
   });
 
+  it('keeps the pool name `none` for clearing a pool', () => {
+    const delivery = { sourceAddresses: [{ address: '203.0.113.10', ehlo: 'mta1.example.com' }], pools: { none: ['203.0.113.10'] } };
+    expect(problems(() => loadConfig({ env: {}, overrides: { delivery } }))).toStrictEqual([
+      'delivery.pools.none: "none" is reserved (it clears a workspace\'s or domain\'s pool); name the pool otherwise',
+    ]);
+  });
+
   it('`MAILSVC_HTTP_PROT=1 mailsvc migrate` exits non-zero naming MAILSVC_HTTP_PORT, before touching the database', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailsvc-cfg-'));
     const res = await runCli(['migrate'], { MAILSVC_HTTP_PROT: '1', MAILSVC_DATA_DIR: dir });

@@ -2,6 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openConsole } from '../helpers/browser.ts';
 import { sandboxEnv } from '../sandbox/env.ts';
+import { startTestServer } from '../helpers/server.ts';
 import { until } from '../webhooks/world.ts';
 
 describe('the console: overview, domains, API keys, sandbox inbox, scopes', () => {
@@ -72,6 +73,26 @@ describe('the console: overview, domains, API keys, sandbox inbox, scopes', () =
     await revoke.click();
     await page.getByText('Key "billing app" is revoked').waitFor();
     expect((await env.server.api('GET', '/emails', { key: secret })).status).toBe(401);
+  });
+
+  it("shows a domain's sending pool in the list and on its page", async () => {
+    const sourceAddresses = [{ address: '127.0.0.10', ehlo: 'mta1.pools.test' }];
+    const server = await startTestServer('sqlite', { config: { delivery: { sourceAddresses, pools: { bulk: ['127.0.0.10'] } } } });
+    const ws = await server.workspace();
+    const pooled = (await server.api('POST', '/domains', { key: ws.apiKey, body: { name: 'pooled.test' } })).body;
+    const plain = (await server.api('POST', '/domains', { key: ws.apiKey, body: { name: 'plain.test' } })).body;
+    await server.api('PATCH', `/domains/${pooled.id}`, { key: ws.apiKey, body: { pool: 'bulk' } });
+
+    const { page } = await openConsole(browser, server.url, { apiKey: ws.apiKey, hash: '#/domains' });
+    await page.getByRole('columnheader', { name: 'Sending pool' }).waitFor();
+    expect(await page.getByRole('row').filter({ hasText: 'pooled.test' }).textContent()).toContain('bulk');
+    expect(await page.getByRole('row').filter({ hasText: 'plain.test' }).textContent()).toContain('—');
+    await page.getByRole('link', { name: 'pooled.test' }).click();
+    await page.getByRole('heading', { level: 1, name: 'pooled.test' }).waitFor();
+    expect(await page.locator('dl.facts').textContent()).toContain('Sending poolbulk');
+    await page.evaluate((id) => (location.hash = `#/domains/${id}`), plain.id);
+    await page.getByRole('heading', { level: 1, name: 'plain.test' }).waitFor();
+    expect(await page.locator('dl.facts').textContent()).toContain("Sending poolnone of its own: the workspace's, else the stream's, else every source address");
   });
 
   it('gives a domain-scoped key only what the API lets it see', async () => {

@@ -24,6 +24,10 @@ export const Domain = Type.Object(
     problems: Type.Array(Type.String(), { description: 'why records did not match at the last verification' }),
     open_tracking: Type.Boolean(),
     click_tracking: Type.Boolean(),
+    pool: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "the sending pool (a name of the server's delivery.pools) its mail goes from; null: the workspace's pool, else the stream's, else every source address",
+    }),
     return_path_domain: Type.Union([Type.String(), Type.Null()]),
     created_at: Type.String(),
     verified_at: Type.Union([Type.String(), Type.Null()]),
@@ -34,6 +38,14 @@ export const Domain = Type.Object(
 export const CreateDomainBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 253 }) }, { additionalProperties: false });
 
 export const PatchDomainBody = Type.Object(
-  { open_tracking: Type.Optional(Type.Boolean()), click_tracking: Type.Optional(Type.Boolean()) },
+  {
+    open_tracking: Type.Optional(Type.Boolean()),
+    click_tracking: Type.Optional(Type.Boolean()),
+    pool: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 255 }), Type.Null()], {
+        description: "a pool named in the server's delivery.pools (422 otherwise), or null to name none",
+      }),
+    ),
+  },
   { additionalProperties: false },
 );

@@ -9,7 +9,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
   program
     .command('doctor')
     .description(
-      'check a production setup (hostname and its A/PTR records, outbound port 25, each domain’s DNS records, TLS certificate, database, clock) and say what to fix; exits 1 on a problem',
+      'check a production setup (hostname and its A/PTR records, each source address’s PTR against its EHLO name, outbound port 25, each domain’s DNS records and pool, TLS certificate, database, clock) and say what to fix; exits 1 on a problem',
     )
     .option('--probe-domain <domain>', 'connect to the MX of this domain to test outbound SMTP', 'gmail.com')
     .option('--clock-url <url>', 'compare the clock with the Date header of this URL', 'https://www.google.com/')

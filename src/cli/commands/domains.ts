@@ -8,6 +8,7 @@ function printDomain(d: DomainView): void {
   printLines([
     `${d.name} (id ${d.id}): ${d.status}${d.verified_by === 'override' ? ' (OPERATOR OVERRIDE, no DNS proof)' : d.verified_by === 'sandbox' ? ' (in the sandbox: its records count as published here only)' : ''}`,
     `  open tracking ${d.open_tracking ? 'on' : 'off'}, click tracking ${d.click_tracking ? 'on' : 'off'}`,
+    `  sending pool: ${d.pool ?? "none of its own (the workspace's, else the stream's, else every source address)"}`,
     '',
     'Publish these DNS records:',
   ]);
@@ -43,7 +44,7 @@ export function registerDomainCommands(program: Command, ctx: CliContext): void 
       const { domains } = await ctx.open();
       const scope = opts.workspace ? { workspaceId: (await ctx.workspace(opts.workspace)).id } : null;
       const rows = (await domains.list(scope)).map((r) => ({ ...domains.view(r), workspace_id: r.workspace_id }));
-      emit(opts.json, rows, () => printTable(rows, ['id', 'workspace_id', 'name', 'status', 'selector', 'open_tracking', 'click_tracking']));
+      emit(opts.json, rows, () => printTable(rows, ['id', 'workspace_id', 'name', 'status', 'selector', 'open_tracking', 'click_tracking', 'pool']));
     });
 
   domain
@@ -93,7 +94,25 @@ export function registerDomainCommands(program: Command, ctx: CliContext): void 
     .option('--json', 'print JSON')
     .action(async (name: string, opts: { open?: boolean; click?: boolean; json?: boolean }) => {
       const { domains } = await ctx.open();
-      const view = domains.view(await named('domain', name, () => domains.setTracking(null, name, opts)));
+      const view = domains.view(await named('domain', name, () => domains.update(null, name, opts)));
       emit(opts.json, view, () => printLines([`${view.name}: open tracking ${view.open_tracking ? 'on' : 'off'}, click tracking ${view.click_tracking ? 'on' : 'off'}`]));
+    });
+
+  domain
+    .command('pool <domain> <pool>')
+    .description('send its mail from a pool of delivery.pools (before its workspace’s and its stream’s); none: name no pool')
+    .option('--json', 'print JSON')
+    .action(async (name: string, pool: string, opts: { json?: boolean }) => {
+      const { poolArgument, poolLines } = await import('../pool-lines.ts');
+      const { domains, tenancy, config } = await ctx.open();
+      const row = await named('domain', name, () => domains.update(null, name, { pool: poolArgument(pool) }));
+      const view = domains.view(row);
+      const workspace = opts.json ? null : await tenancy.workspaceById(row.workspace_id);
+      emit(opts.json, view, () =>
+        printLines([
+          `${view.name}: ${view.pool === null ? 'no pool of its own' : `pool ${view.pool}`}; its mail goes from`,
+          ...poolLines({ domainPool: view.pool, workspacePool: workspace?.pool ?? null }, config.delivery),
+        ]),
+      );
     });
 }

@@ -5,7 +5,7 @@ import { emit, printLines, printTable } from '../output.ts';
 
 export function registerTenancyCommands(program: Command, ctx: CliContext): void {
   const views = () => import('../../tenancy/service.ts');
-  const workspace = program.command('workspace').description('workspaces and their plan limits');
+  const workspace = program.command('workspace').description('workspaces, their plan limits and sending pool');
 
   workspace
     .command('create <name>')
@@ -40,7 +40,7 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
     .action(async (opts: { json?: boolean }) => {
       const { workspaceView } = await views();
       const rows = (await (await ctx.open()).tenancy.listWorkspaces()).map(workspaceView);
-      emit(opts.json, rows, () => printTable(rows, ['id', 'name', 'plan', 'rate_per_minute', 'rate_per_hour', 'created_at']));
+      emit(opts.json, rows, () => printTable(rows, ['id', 'name', 'plan', 'rate_per_minute', 'rate_per_hour', 'pool', 'created_at']));
     });
 
   workspace
@@ -55,6 +55,22 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
       const { tenancy } = await ctx.open();
       const row = workspaceView(await named('workspace', name, () => tenancy.setLimits(name, opts)));
       emit(opts.json, row, () => printLines([`${row.name}: ${row.rate_per_minute}/minute, ${row.rate_per_hour}/hour (plan ${row.plan})`]));
+    });
+
+  workspace
+    .command('pool <name> <pool>')
+    .description('send its mail from a pool of delivery.pools unless its domain names one (before its stream’s); none: name no pool')
+    .option('--json', 'print JSON')
+    .action(async (name: string, pool: string, opts: { json?: boolean }) => {
+      const [{ workspaceView }, { poolArgument, poolLines }] = await Promise.all([views(), import('../pool-lines.ts')]);
+      const { tenancy, config } = await ctx.open();
+      const row = workspaceView(await named('workspace', name, () => tenancy.setPool(name, poolArgument(pool))));
+      emit(opts.json, row, () =>
+        printLines([
+          `${row.name}: ${row.pool === null ? 'no pool of its own' : `pool ${row.pool}`}; unless a domain names its own, its mail goes from`,
+          ...poolLines({ domainPool: null, workspacePool: row.pool }, config.delivery),
+        ]),
+      );
     });
 
   const key = program.command('key').description('API keys');
