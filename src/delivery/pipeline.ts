@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.ts';
-import type { Clock, DnsResolver, RandomSource } from '../core/ports.ts';
+import type { Clock, DnsResolver, Logger, RandomSource } from '../core/ports.ts';
 import { returnPathDomain } from '../domains/records.ts';
 import { ReturnPathDomains } from '../domains/return-path.ts';
 import type { Metrics } from '../metrics/registry.ts';
@@ -12,7 +12,7 @@ import { readContent } from '../messages/content.ts';
 import { TtlCache } from './cache.ts';
 import type { DkimKey, PreparedMessage } from './compose.ts';
 import { resolveDestination, type Destination } from './mx.ts';
-import type { PoolInput } from './pool-choice.ts';
+import { poolFor, type PoolInput } from './pool-choice.ts';
 import { judgeDestination, judgeSend, type Verdict } from './outcome.ts';
 import type { Relay } from './relay.ts';
 import type { RenderStep } from './render.ts';
@@ -28,6 +28,7 @@ export interface PipelineDeps {
   clock: Clock;
   random: RandomSource;
   dns: DnsResolver;
+  log: Logger;
   metrics: Metrics;
   verp: TokenCodec;
   transport: SmtpTransport;
@@ -96,6 +97,10 @@ export class RecipientPipeline {
   private readonly destinations: TtlCache<Destination>;
   private readonly returnPaths: ReturnPathDomains;
   private turn = 0;
+  /** Each pool's addresses with their greeting names, by the pool's list (config's own arrays). */
+  private readonly sourceLists = new WeakMap<readonly string[], SourceAddress[]>();
+  /** Pool warnings already logged (a name no longer configured): once each, not once per message. */
+  private readonly warned = new Set<string>();
 
   constructor(private readonly deps: PipelineDeps) {
     // Short lives: what the CLI changes (a domain's return path verified, a key rotated) reaches
@@ -126,7 +131,7 @@ export class RecipientPipeline {
   async attempt(row: RecipientRow, prepared: StoredMessage): Promise<Verdict> {
     const destination = await this.destination(row.domain);
     if (destination.kind !== 'hosts') return judgeDestination(destination);
-    const pool = this.poolOf(prepared);
+    const pool = await this.poolOf(prepared);
     if (!this.shaped()) {
       // A smarthost or the sandbox: no shaping, the pool's addresses in turn.
       const source = pool.length > 0 ? pool[this.turn++ % pool.length]! : null;
@@ -147,8 +152,22 @@ export class RecipientPipeline {
   }
 
   /** The sending addresses a message may go out from (SPEC §12); none: the kernel's choice. */
-  private poolOf(_prepared: StoredMessage): readonly SourceAddress[] {
-    return this.deps.config.delivery.sourceAddresses;
+  private async poolOf(prepared: StoredMessage): Promise<readonly SourceAddress[]> {
+    const delivery = this.deps.config.delivery;
+    if (delivery.sourceAddresses.length === 0) return [];
+    const sending = await this.sendingDomain(prepared.message.domain);
+    const choice = poolFor({ ...sending.pools, stream: prepared.message.stream }, delivery);
+    if (choice.warning && !this.warned.has(choice.warning)) {
+      this.warned.add(choice.warning);
+      this.deps.log.warn({ domain: prepared.message.domain, pool: choice.name }, choice.warning);
+    }
+    let sources = this.sourceLists.get(choice.addresses);
+    if (!sources) {
+      const byAddress = new Map(delivery.sourceAddresses.map((s) => [s.address, s]));
+      sources = choice.addresses.map((a) => byAddress.get(a)!);
+      this.sourceLists.set(choice.addresses, sources);
+    }
+    return sources;
   }
 
   /** Renders, signs and sends one copy, trying each host in turn through `lane` (shaped unless `shaped` is false). */

@@ -61,6 +61,46 @@ describe.each(STORES)('sending addresses (%s)', (kind) => {
     expect(SOURCES.map((s) => s.address)).toContain(detail.body.recipients[0].source_address);
   }, 60_000);
 
+  it('sends each message from its pool: the domain’s, else the workspace’s, else the stream’s, never from outside it', async () => {
+    const three = [...SOURCES, { address: '127.0.0.12', ehlo: 'mta12.mailsvc.test' }];
+    const env = await shapingEnv(
+      kind,
+      [bigmail],
+      { providers: [{ name: 'bigmail', mx: ['bigmail.test'], connections: 2 }] },
+      {
+        delivery: {
+          sourceAddresses: three,
+          pools: { tx: ['127.0.0.10'], bulk: ['127.0.0.11'], vip: ['127.0.0.12'], shared: ['127.0.0.11', '127.0.0.12'] },
+          streamPools: { transactional: 'tx', broadcast: 'bulk' },
+        },
+      },
+    );
+    const { services } = env.server;
+    // A second workspace with a pool of its own, and in it a domain with another.
+    const other = await env.server.sender('pooled', 'pooled.test');
+    await services.tenancy.setPool('pooled', 'shared');
+    await env.server.verifiedDomain(other.id, 'vip.test');
+    await services.domains.update(null, 'vip.test', { pool: 'vip' });
+    const send = async (key: string, from: string, to: string, stream?: string) => {
+      const res = await env.server.api('POST', '/emails', { key, body: { from, to, subject: 'Hi', text: 'Hello', ...(stream ? { stream } : {}) } });
+      expect(res.status).toBe(201);
+    };
+    await send(env.ws.apiKey, 'news@acme.test', 'tx@one.example');
+    await send(env.ws.apiKey, 'news@acme.test', 'bulk@one.example', 'broadcast');
+    for (const to of ['w1@two.example', 'w2@two.example', 'w3@two.example', 'w4@two.example']) await send(other.apiKey, 'news@pooled.test', to);
+    await send(other.apiKey, 'news@vip.test', 'vip@one.example', 'broadcast');
+    const worker = env.worker();
+    worker.start();
+    await env.farm.waitForTotal(7, 20_000);
+    const from = (to: string) => env.farm.provider('bigmail').accepted.find((a) => a.to === to)!;
+    expect(from('tx@one.example')).toMatchObject({ clientAddress: '127.0.0.10', helo: 'mta10.mailsvc.test' });
+    expect(from('bulk@one.example')).toMatchObject({ clientAddress: '127.0.0.11', helo: 'mta11.mailsvc.test' });
+    for (const to of ['w1@two.example', 'w2@two.example', 'w3@two.example', 'w4@two.example']) expect(['127.0.0.11', '127.0.0.12']).toContain(from(to).clientAddress);
+    expect(from('vip@one.example')).toMatchObject({ clientAddress: '127.0.0.12', helo: 'mta12.mailsvc.test' });
+    for (const a of env.farm.provider('bigmail').accepted) expect(a.helo).toBe(three.find((s) => s.address === a.clientAddress)!.ehlo);
+    await worker.stop();
+  }, 60_000);
+
   it('warm-up: exactly each address’s allowance goes to the group on a day, the rest the next UTC day with the reason shown meanwhile', async () => {
     const clock = new ShiftedClock();
     const today = new Date(clock.now()).toISOString().slice(0, 10);
