@@ -139,6 +139,10 @@ export class RecipientPipeline {
     }
     const shaper = this.deps.shaper;
     const group = shaper.groupOf(row.domain, destination.hosts);
+    if (shaper.holdOn(group, row, prepared.message)) {
+      this.deps.metrics.shapingDeferred.inc({ reason: 'held' });
+      return { kind: 'shaped', host: null, code: null, response: `Not sent yet: ${group} is on hold (mailsvc queue release)`, until: this.deps.clock.now() + 1000 };
+    }
     const admission = shaper.enter(group, pool);
     if (admission.kind === 'wait') {
       this.deps.metrics.shapingDeferred.inc({ reason: admission.why });

@@ -10,6 +10,7 @@ import { BUILT_IN_REPLY_RULES, compileReplyRules, matchReply, type CompiledReply
 import type { ProviderRule, ShapingAction, ShapingLimits } from '../shaping/types.ts';
 import { warmupAllowance } from '../shaping/warmup.ts';
 import type { Db } from '../store/db.ts';
+import { queueControlRepo, type GroupHold } from '../store/queue-control.ts';
 import { shapingRepo, type GroupState } from '../store/shaping.ts';
 import type { Pacer } from './pacer.ts';
 
@@ -100,6 +101,8 @@ export class Shaper {
   private readonly domains: Batcher<{ domain: string; group: string; expiresAt: number }, void>;
   private readonly log: Logger;
   private turn = 0;
+  /** Standing holds that name a group (queue control), re-read with the states. */
+  private holds: GroupHold[] = [];
 
   constructor(private readonly deps: ShaperDeps) {
     const shaping = deps.config.shaping;
@@ -133,6 +136,24 @@ export class Shaper {
       void this.domains.add({ domain, group, expiresAt: now + DOMAIN_RECORD_MS }).catch(() => undefined);
     }
     return group;
+  }
+
+  /**
+   * The standing hold on `group` that covers a recipient, if any. The claim skips what holds
+   * cover, but a domain no delivery had resolved yet was in no group then; once the worker
+   * knows its group, this catches it, and the hold's sweep takes the row a moment later.
+   */
+  holdOn(group: string, row: { workspace_id: number; domain: string; message_id: number }, message: { stream: string; domain: string }): GroupHold | null {
+    for (const h of this.holds) {
+      if (h.group !== group) continue;
+      if (h.workspaceId !== null && h.workspaceId !== row.workspace_id) continue;
+      if (h.domain !== null && h.domain !== row.domain) continue;
+      if (h.messageId !== null && h.messageId !== row.message_id) continue;
+      if (h.stream !== null && h.stream !== message.stream) continue;
+      if (h.sendingDomain !== null && h.sendingDomain !== message.domain) continue;
+      return h;
+    }
+    return null;
   }
 
   /** The lane's limits now: a throttled lane has half its connections and half its rate. */
@@ -305,6 +326,7 @@ export class Shaper {
   async refresh(): Promise<void> {
     const now = this.deps.clock.now();
     const active = await shapingRepo.activeStates(this.deps.db, now);
+    this.holds = await queueControlRepo.groupHolds(this.deps.db);
     const seen = new Set(active.map((s) => s.name));
     for (const state of active) this.states.set(state.name, state);
     for (const [name, state] of this.states) {

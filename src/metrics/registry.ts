@@ -129,7 +129,7 @@ export function createMetrics() {
     }),
     shapingDeferred: new Counter({
       name: 'mailsvc_shaping_deferred_total',
-      help: 'Recipients put back without an attempt counted, by reason (suspended, paced, reply)',
+      help: 'Recipients put back without an attempt counted, by reason (suspended, paced, reply, address, warmup, held)',
       labelNames: ['reason'] as const,
       registers: [registry],
     }),

@@ -152,6 +152,16 @@ async function move(
   return ids;
 }
 
+/** A standing hold that names a group, with its other fields (null: any). */
+export interface GroupHold {
+  workspaceId: number | null;
+  domain: string | null;
+  group: string;
+  stream: string | null;
+  sendingDomain: string | null;
+  messageId: number | null;
+}
+
 export const queueControlRepo = {
   /**
    * Stores the standing hold (once per filter; `reason` is kept from the first) and holds the
@@ -252,6 +262,17 @@ export const queueControlRepo = {
   },
 
   /** Whether any standing hold is stored: the sweep's cheap first question. */
+  /**
+   * The standing holds that name a destination group: the claim cannot see them cover a domain
+   * no delivery has resolved yet, so the delivery worker checks a recipient against them once
+   * its group is known.
+   */
+  async groupHolds(db: Conn): Promise<GroupHold[]> {
+    const rows: { workspace_id: number | null; domain: string | null; group_name: string; stream: string | null; sending_domain: string | null; message_id: number | null }[] =
+      await db('queue_holds').whereNotNull('group_name').select('workspace_id', 'domain', 'group_name', 'stream', 'sending_domain', 'message_id');
+    return rows.map((r) => ({ workspaceId: r.workspace_id, domain: r.domain, group: r.group_name, stream: r.stream, sendingDomain: r.sending_domain, messageId: r.message_id }));
+  },
+
   async hasHolds(db: Conn): Promise<boolean> {
     return (await db('queue_holds').first('id')) !== undefined;
   },

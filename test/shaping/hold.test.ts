@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Clock } from '../../src/core/ports.ts';
 import { STORES } from '../helpers/stores.ts';
 import { addresses, shapingEnv } from './env.ts';
@@ -47,5 +47,24 @@ describe.each(STORES)('a held domain released an hour later (%s)', (kind) => {
     expect(env.farm.duplicates()).toEqual([]);
     await worker.stop();
     for (const s of await env.statuses([...first, ...later, ...free])) expect(s).toEqual({ status: 'delivered', attempts: 1 });
+  }, 60_000);
+});
+
+describe.each(STORES)('a group held before any of its domains was resolved (%s)', (kind) => {
+  it('holds the first mail to a new domain of the group too, once its MX names the group', async () => {
+    const env = await shapingEnv(kind, [{ name: 'bigmail', address: '127.0.0.2', mxHosts: ['mx.bigmail.test'], domains: DOMAINS }], {
+      providers: [{ name: 'bigmail', mx: ['bigmail.test'] }],
+    });
+    const control = (action: string, body: unknown) => env.server.api('POST', `/queue/${action}`, { key: env.ws.apiKey, body });
+    expect((await control('hold', { group: 'provider:bigmail' })).body).toStrictEqual({ affected: 0 });
+    const ids = await env.send(addresses(3, DOMAINS));
+    const worker = env.worker();
+    worker.start();
+    await vi.waitFor(async () => expect((await env.statuses(ids)).map((s) => s.status)).toStrictEqual(['held', 'held', 'held']), { timeout: 20_000, interval: 100 });
+    expect(env.farm.totalAccepted()).toBe(0);
+    expect((await control('release', { group: 'provider:bigmail' })).body).toStrictEqual({ affected: 3 });
+    await env.farm.waitForTotal(3, 20_000);
+    await worker.stop();
+    for (const s of await env.statuses(ids)) expect(s).toEqual({ status: 'delivered', attempts: 1 });
   }, 60_000);
 });
