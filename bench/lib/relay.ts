@@ -20,7 +20,7 @@ export interface RelayOptions {
   runs: number;
 }
 
-type Target = 'postfix' | 'postfix+opendkim' | 'mailsvc';
+type Target = 'postfix' | 'postfix+opendkim' | 'mailsvc' | 'mailsvc+address';
 
 interface Run {
   perSecond: number;
@@ -77,7 +77,8 @@ function httpBody(domain: string, bytes: number): string {
   });
 }
 
-async function throughMailsvc(opts: RelayOptions): Promise<Run> {
+/** `source`: one sending address every connection binds (delivery.sourceAddresses), for the same load with SPEC §12 on. */
+async function throughMailsvc(opts: RelayOptions, source?: string): Promise<Run> {
   const sink = await smtpSink();
   const dns = await startTestDns();
   dns.set('dest.test', 'MX', { exchange: 'mx.dest.test', priority: 10 });
@@ -85,7 +86,7 @@ async function throughMailsvc(opts: RelayOptions): Promise<Run> {
   const site = await mailsvcSite({
     dns: { servers: [dns.address], timeout: 2 },
     submission: { host: '127.0.0.1', port: 0, tlsPort: 0, maxConnectionsPerAddress: 1000 },
-    delivery: { port: sink.port },
+    delivery: { port: sink.port, ...(source ? { sourceAddresses: [{ address: source, ehlo: 'mta1.bench.test' }] } : {}) },
   });
   try {
     const ready = opts.mode === 'smtp' ? /SMTP submission listening on [\d.]+:(\d+)/ : /HTTP API listening on [\d.]+:(\d+)/;
@@ -156,14 +157,24 @@ export async function relayBench(opts: RelayOptions): Promise<void> {
   ]);
   await ensureBuilt();
   const name = opts.mode === 'smtp' ? 'relay' : 'http-to-sink';
-  const results: Record<Target, Run[]> = { postfix: [], 'postfix+opendkim': [], mailsvc: [] };
+  const results: Record<Target, Run[]> = { postfix: [], 'postfix+opendkim': [], mailsvc: [], 'mailsvc+address': [] };
   // MAILSVC_BENCH_ONLY=mailsvc skips the references: for comparing two builds of mailsvc
   // (MAILSVC_BENCH_BUILD) run after run, not for the ratios.
   const only = process.env.MAILSVC_BENCH_ONLY;
-  const targets = (['postfix', 'postfix+opendkim', 'mailsvc'] as Target[]).filter((t) => !only || only.split(',').includes(t));
+  // MAILSVC_BENCH_ADDRESS=127.0.0.1 adds mailsvc with that one sending address, run for run
+  // beside mailsvc without one.
+  const address = process.env.MAILSVC_BENCH_ADDRESS;
+  const targets = (['postfix', 'postfix+opendkim', 'mailsvc', ...(address ? ['mailsvc+address'] : [])] as Target[]).filter(
+    (t) => !only || only.split(',').includes(t) || (t === 'mailsvc+address' && only.split(',').includes('mailsvc')),
+  );
   for (let run = 1; run <= opts.runs; run++) {
     for (const target of targets) {
-      const r = target === 'mailsvc' ? await throughMailsvc(opts) : await throughPostfix(opts, target === 'postfix+opendkim');
+      const r =
+        target === 'mailsvc'
+          ? await throughMailsvc(opts)
+          : target === 'mailsvc+address'
+            ? await throughMailsvc(opts, address)
+            : await throughPostfix(opts, target === 'postfix+opendkim');
       results[target].push(r);
       const extra =
         r.cpuSeconds !== undefined
@@ -181,7 +192,7 @@ export async function relayBench(opts: RelayOptions): Promise<void> {
     console.log(`${t.padEnd(16)} msgs/s ${showSpread(results[t].map((r) => r.perSecond))} (min/median/max of ${opts.runs})`);
   }
   if (lost.length > 0) process.exitCode = 1;
-  if (targets.length < 3) return;
+  if (!targets.includes('postfix') || !targets.includes('postfix+opendkim')) return;
   console.log(
     `${name}: ${fmt(opts.total)} msgs of ${fmt(opts.bytes)} B, ${opts.sessions} ${opts.mode === 'smtp' ? 'sessions' : 'connections'}; ` +
       `mailsvc (DKIM on every message) ${fmt(med('mailsvc'))} msgs/s, postfix ${fmt(med('postfix'))}, postfix+opendkim ${fmt(med('postfix+opendkim'))}; ` +
