@@ -310,6 +310,11 @@ export class Shaper {
       this.takeOut(source.address, this.deps.clock.now() + BLOCKLISTED_MS, `a blocklist reply: ${result.response.slice(0, 200)}`);
       return this.sources.length > 1 ? `${source.address} is blocklisted: ${result.response.slice(0, 200)}` : null;
     }
+    // The address cannot be bound here (not on this machine, or gone): nothing was said to anyone.
+    if (!result.ok && result.code === null && /\bEADDRNOTAVAIL\b/.test(result.response)) {
+      this.takeOut(source.address, this.deps.clock.now() + ADDRESS_OUT_MS, `it cannot be bound on this machine: ${result.response}`);
+      return `${source.address} cannot be bound: ${result.response}`;
+    }
     if (!result.ok && result.code === null && result.stage === 'connect') {
       const groups = this.failing.get(source.address) ?? new Set<string>();
       groups.add(lane.group);

@@ -138,3 +138,24 @@ describe.each(STORES)('sending addresses (%s)', (kind) => {
     for (const s of await env.statuses(ids)) expect(s).toEqual({ status: 'delivered', attempts: 1 });
   }, 60_000);
 });
+
+describe.each(STORES)('a sending address that fails (%s)', (kind) => {
+  it('is taken out of its pool, says so in /metrics, and its recipients go through the pool’s other address with no attempt counted', async () => {
+    // 192.0.2.1 (TEST-NET-1) is on no interface here: binding it fails.
+    const env = await shapingEnv(
+      kind,
+      [bigmail],
+      { providers: [{ name: 'bigmail', mx: ['bigmail.test'], connections: 2 }] },
+      { delivery: { sourceAddresses: [SOURCES[0], { address: '192.0.2.1', ehlo: 'gone.mailsvc.test' }] } },
+    );
+    const ids = await env.send(addresses(6, DOMAINS));
+    const worker = env.worker();
+    worker.start();
+    await env.farm.waitForTotal(6, 20_000);
+    expect(env.farm.provider('bigmail').accepted.every((a) => a.clientAddress === '127.0.0.10')).toBe(true);
+    const metrics = await (await fetch(`${env.server.url}/metrics`)).text();
+    expect(metrics).toMatch(/mailsvc_delivery_source_address_out_until_seconds\{address="192\.0\.2\.1"\} \d+/);
+    await worker.stop();
+    for (const s of await env.statuses(ids)) expect(s).toEqual({ status: 'delivered', attempts: 1 });
+  }, 60_000);
+});
