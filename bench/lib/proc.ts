@@ -28,7 +28,11 @@ export async function startChild(
   let matched: RegExpExecArray | null = null;
   const exited = once(child, 'exit');
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${command} not ready after ${options.timeoutMs ?? 60_000} ms:\n${output}`)), options.timeoutMs ?? 60_000);
+    const timer = setTimeout(() => {
+      // Nobody will stop a child that never became ready: it would outlive the caller.
+      child.kill('SIGKILL');
+      reject(new Error(`${command} not ready after ${options.timeoutMs ?? 60_000} ms:\n${output}`));
+    }, options.timeoutMs ?? 60_000);
     const onData = (d: Buffer) => {
       // Keep only a tail: a busy child's logs must not grow the parent.
       output = (output + d.toString()).slice(-20_000);
