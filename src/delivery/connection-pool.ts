@@ -16,6 +16,11 @@ export interface PoolLimits {
   idleTimeoutMs: number;
 }
 
+/** How long a connection being closed still counts, at most, when its close is never seen. */
+const CLOSE_WAIT_MS = 2000;
+/** How long after its close a connection still counts, for the receiver to have seen the close too. */
+const CLOSE_GRACE_MS = 100;
+
 type Grant<C, F> = { session: C } | { failure: F } | { retry: true };
 
 /**
@@ -208,9 +213,23 @@ export class ConnectionPool<C extends Poolable, F> {
     const list = this.idleList(entry.key);
     const index = list.indexOf(session);
     if (index >= 0) list.splice(index, 1);
+    if (how === 'none') return this.uncount(entry.key, entry.group);
+    // Counted until it has closed: a receiver that caps connections still counts one we have
+    // said QUIT on, and would refuse the next at its greeting.
+    let counted = true;
+    const gone = () => {
+      if (!counted) return;
+      counted = false;
+      clearTimeout(timer);
+      this.uncount(entry.key, entry.group);
+    };
+    const timer = setTimeout(gone, CLOSE_WAIT_MS);
+    timer.unref();
+    // The receiver sees the close a moment after we do (our FIN reaches it after its own):
+    // until then it still counts the connection.
+    session.onClose(() => setTimeout(gone, CLOSE_GRACE_MS).unref());
     if (how === 'quit') session.quit();
-    if (how === 'destroy') session.destroy();
-    this.uncount(entry.key, entry.group);
+    else session.destroy();
   }
 
   private uncount(key: string, group: string | null): void {

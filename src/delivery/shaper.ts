@@ -21,6 +21,8 @@ export interface ShaperDeps {
   log: Logger;
   metrics: Metrics;
   pacer: Pacer;
+  /** Told when the number of recipients waiting for a pacing slot changes (they hold no claim slot). */
+  changed?: () => void;
 }
 
 /** A sending address (SPEC §12): the local address a connection binds, and the name it greets with. */
@@ -101,6 +103,8 @@ export class Shaper {
   private readonly domains: Batcher<{ domain: string; group: string; expiresAt: number }, void>;
   private readonly log: Logger;
   private turn = 0;
+  /** Recipients waiting for their pacing slot now. */
+  private pacing = 0;
   /** Standing holds that name a group (queue control), re-read with the states. */
   private holds: GroupHold[] = [];
 
@@ -154,6 +158,16 @@ export class Shaper {
       return h;
     }
     return null;
+  }
+
+  /** Recipients waiting for a pacing slot: like those waiting for their render, they hold no claim slot. */
+  get waiting(): number {
+    return this.pacing;
+  }
+
+  /** The group a claim names a domain's rows by: as recorded, else a group of its own (`domain:`, as the claim says). */
+  knownGroup(domain: string): string {
+    return this.recorded.get(domain)?.group ?? `domain:${domain}`;
   }
 
   /** The lane's limits now: a throttled lane has half its connections and half its rate. */
@@ -227,7 +241,11 @@ export class Shaper {
       const at = Math.max(slot.start, (this.lastStart.get(lane.key) ?? 0) + interval);
       const wait = at - this.deps.clock.now();
       if (wait <= 0) break;
+      this.pacing++;
+      this.deps.changed?.();
       await new Promise((resolve) => setTimeout(resolve, wait));
+      this.pacing--;
+      this.deps.changed?.();
     }
     this.lastStart.set(lane.key, this.deps.clock.now());
     if (this.lastStart.size > 10_000) this.lastStart.delete(this.lastStart.keys().next().value!);

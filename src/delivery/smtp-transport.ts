@@ -30,6 +30,8 @@ export interface SmtpTransportOptions {
   tlsCa?: string | Buffer;
 }
 
+const ADDRESS_TTL_MS = 5000;
+
 function failure(host: string, stage: SmtpSendFailure['stage'], response: string): SmtpSendFailure {
   return { ok: false, stage, code: null, response, host, temporary: true };
 }
@@ -78,11 +80,24 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
   };
   let closed = false;
 
-  async function openSession(host: string, port: number, source: SmtpSendRequest['source']): Promise<SmtpSession | SmtpSendFailure> {
-    const found = await addressesOf(host, opts.dns);
-    if (!Array.isArray(found)) return found;
+  /** A host's addresses, kept 5 s (a send asks for them before it takes a connection). */
+  const known = new Map<string, { until: number; addresses: string[] }>();
+  async function addressesFor(host: string, source: SmtpSendRequest['source']): Promise<string[] | SmtpSendFailure> {
+    const now = Date.now();
+    let entry = known.get(host);
+    if (!entry || entry.until <= now) {
+      const found = await addressesOf(host, opts.dns);
+      if (!Array.isArray(found)) return found;
+      entry = { until: now + ADDRESS_TTL_MS, addresses: found };
+      known.delete(host);
+      known.set(host, entry);
+      if (known.size > 5000) known.delete(known.keys().next().value!);
+    }
     // A bound source address reaches only destinations of its own family.
-    const addresses = source ? found.filter((a) => isIP(a) === 0 || isIP(a) === isIP(source.address)) : found;
+    return source ? entry.addresses.filter((a) => isIP(a) === 0 || isIP(a) === isIP(source.address)) : entry.addresses;
+  }
+
+  async function openSession(host: string, port: number, source: SmtpSendRequest['source'], addresses: string[]): Promise<SmtpSession | SmtpSendFailure> {
     let last: SmtpSendFailure = failure(host, 'connect', `No address to connect to for ${host}${source ? ` from ${source.address}` : ''}`);
     const options = source ? { ...baseOptions, heloName: source.ehlo, localAddress: source.address } : baseOptions;
     for (const address of addresses) {
@@ -105,12 +120,18 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
     async send(req: SmtpSendRequest): Promise<SmtpSendResult> {
       const host = opts.relay?.host ?? req.host;
       const port = opts.relay?.port ?? req.port;
-      // A group's connections are its own, even to a host another group also uses, and so are
+      const addresses = await addressesFor(host, req.source);
+      if (!Array.isArray(addresses)) return addresses;
+      // Connections are reused by the server's address, as Postfix does: the MX hosts of many
+      // domains (one per Microsoft 365 tenant) are a few servers. With TLS required the
+      // certificate is checked for the MX host's name, so there the name is part of the key.
+      // A group's connections are its own, even to a server another group also uses, and so are
       // each source address's.
-      const key = `${req.group ? `${req.group.name}|` : ''}${req.source ? `${req.source.address}|` : ''}${host}:${port}`;
+      const server = opts.tls === 'required' ? `${host}/${addresses[0] ?? ''}` : (addresses[0] ?? host);
+      const key = `${req.group ? `${req.group.name}|` : ''}${req.source ? `${req.source.address}|` : ''}${server}:${port}`;
       for (let attempt = 0; ; attempt++) {
         if (closed) return failure(host, 'connect', 'The SMTP transport is shutting down');
-        const session = await pool.acquire(key, () => openSession(host, port, req.source), isSession, req.group);
+        const session = await pool.acquire(key, () => openSession(host, port, req.source, addresses), isSession, req.group);
         if (!isSession(session)) return session;
         const notNow = req.ready ? await req.ready() : null;
         if (notNow !== null) {
@@ -128,7 +149,8 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
         // nothing about this message, so it gets one fresh connection.
         const stale = !result.ok && reused && result.code === null && result.stage === 'mail';
         if (stale && attempt === 0) continue;
-        return result;
+        // The MX host this message was for, though the connection may have been opened for another name of the same server.
+        return { ...result, host };
       }
     },
     async close() {

@@ -95,7 +95,7 @@ export class DeliveryWorker {
     });
     this.scheduler = new FairScheduler({ changed: () => this.wakeIfRoom() });
     this.log = deps.log.child({ phase: 'deliver', worker: this.claims.owner });
-    this.shaper = new Shaper({ ...deps, pacer: deps.pacer ?? memoryPacer() });
+    this.shaper = new Shaper({ ...deps, pacer: deps.pacer ?? memoryPacer(), changed: () => this.wakeIfRoom() });
     // A smarthost shapes its own traffic, and the sandbox's inbox takes everything.
     this.shaping = !relay && !options.transport?.fixedDestination;
     this.recorder = new OutcomeRecorder(deps, this.claims.owner);
@@ -141,7 +141,7 @@ export class DeliveryWorker {
       await queueControlRepo.sweepHolds(this.deps.db, this.deps.clock.now());
       if (this.shaping) await this.shaper.refresh();
       for (;;) {
-        const claimed = await this.claim(this.concurrency);
+        const { count: claimed } = await this.claim(this.concurrency);
         if (claimed === 0 && this.claims.size === 0) break;
         await this.claims.settled();
       }
@@ -208,7 +208,10 @@ export class DeliveryWorker {
         const room = this.room();
         if (room >= this.refillAt()) {
           const limit = Math.min(room, 100);
-          full = (await this.claim(limit)) === limit;
+          const claimed = await this.claim(limit);
+          // A claim cut short by a group's cap is not the end of what is due: the next
+          // transaction to end makes room for it, so the loop waits for that, not for a poll.
+          full = claimed.count === limit || claimed.capped;
         } else {
           full = true;
         }
@@ -236,11 +239,12 @@ export class DeliveryWorker {
 
   /**
    * Rows this worker may claim now. A row waiting for its turn to be rendered (heavy mail, see
-   * FairScheduler) holds no slot, so another workspace's mail is claimed beside it; up to
+   * FairScheduler) or for its group's pacing slot (Shaper) holds no slot, so other mail is
+   * claimed beside it; up to
    * `concurrency` rows may wait that way, so claimed rows stay at most twice `concurrency`.
    */
   private room(): number {
-    const waiting = this.scheduler.waiting;
+    const waiting = this.scheduler.waiting + this.shaper.waiting;
     return Math.min(this.concurrency - (this.claims.size - waiting), 2 * this.concurrency - this.claims.size);
   }
 
@@ -253,15 +257,45 @@ export class DeliveryWorker {
     return Math.max(1, Math.floor(this.concurrency / 2));
   }
 
-  private async claim(limit: number): Promise<number> {
-    const claimed = await this.claims.claim(
-      limit,
-      (row) => this.deliver(row),
-      (rows) => this.pipeline.preload(rows.map((r) => r.message_id)),
-      this.shaping ? this.shaper.claimShape() : undefined,
-    );
-    this.pass.claimed += claimed;
-    return claimed;
+  /**
+   * Claims up to `limit` due rows. Shaped, in up to three rounds: a group that took its whole
+   * share in one round is left out of the next, so the rows of a big campaign to one provider,
+   * filling the oldest due rows a claim looks at, do not hide the other groups' mail behind them.
+   */
+  private async claim(limit: number): Promise<{ count: number; capped: boolean }> {
+    const work = (row: RecipientRow) => this.deliver(row);
+    if (!this.shaping) {
+      const count = await this.claims.claim(limit, work, (rows) => this.pipeline.preload(rows.map((r) => r.message_id)));
+      this.pass.claimed += count;
+      return { count, capped: false };
+    }
+    const shape = this.shaper.claimShape();
+    const caps = new Map(shape.caps);
+    let count = 0;
+    let capped = false;
+    for (let round = 0; round < CLAIM_ROUNDS && count < limit; round++) {
+      let taken: RecipientRow[] = [];
+      count += await this.claims.claim(
+        limit - count,
+        work,
+        (rows) => {
+          taken = rows;
+          this.pipeline.preload(rows.map((r) => r.message_id));
+        },
+        shape,
+      );
+      const perGroup = new Map<string, number>();
+      for (const row of taken) {
+        const group = this.shaper.knownGroup(row.domain);
+        perGroup.set(group, (perGroup.get(group) ?? 0) + 1);
+      }
+      const full = [...perGroup].filter(([group, n]) => n >= (caps.get(group) ?? shape.defaultCap)).map(([group]) => group);
+      capped = full.length > 0;
+      if (!capped) break;
+      shape.exclude.push(...full);
+    }
+    this.pass.claimed += count;
+    return { count, capped };
   }
 
   /** One recipient: the pipeline gives a verdict, which is then recorded under the lease. */
@@ -287,6 +321,8 @@ export class DeliveryWorker {
 
 /** Scheduled rows released per transaction. */
 const RELEASE_CHUNK = 100;
+/** Shaped claim statements per pass at most (`claim`). */
+const CLAIM_ROUNDS = 3;
 /** How often a worker reads the groups other processes suspended or throttled. */
 const SHAPING_REFRESH_MS = 1000;
 /** How often the loop holds the due rows standing holds cover (`queueControlRepo.sweepHolds`). */

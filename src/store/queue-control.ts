@@ -268,9 +268,22 @@ export const queueControlRepo = {
    * its group is known.
    */
   async groupHolds(db: Conn): Promise<GroupHold[]> {
-    const rows: { workspace_id: number | null; domain: string | null; group_name: string; stream: string | null; sending_domain: string | null; message_id: number | null }[] =
-      await db('queue_holds').whereNotNull('group_name').select('workspace_id', 'domain', 'group_name', 'stream', 'sending_domain', 'message_id');
-    return rows.map((r) => ({ workspaceId: r.workspace_id, domain: r.domain, group: r.group_name, stream: r.stream, sendingDomain: r.sending_domain, messageId: r.message_id }));
+    const rows: {
+      workspace_id: number | null;
+      domain: string | null;
+      group_name: string;
+      stream: string | null;
+      sending_domain: string | null;
+      message_id: number | null;
+    }[] = await db('queue_holds').whereNotNull('group_name').select('workspace_id', 'domain', 'group_name', 'stream', 'sending_domain', 'message_id');
+    return rows.map((r) => ({
+      workspaceId: r.workspace_id,
+      domain: r.domain,
+      group: r.group_name,
+      stream: r.stream,
+      sendingDomain: r.sending_domain,
+      messageId: r.message_id,
+    }));
   },
 
   async hasHolds(db: Conn): Promise<boolean> {

@@ -42,7 +42,7 @@ describe.each(STORES)('reply-driven actions (%s)', (kind) => {
   }, 60_000);
 
   it('reconnect-later: the connection is closed, that recipient waits, the group goes on, no attempt is counted', async () => {
-    const env = await shapingEnv(kind, [{ ...provider, block: { afterMessages: 2, reply: '451 4.3.2 Too busy, reconnect later', forMs: 3 } }, ...independentHosts(1)], {
+    const env = await shapingEnv(kind, [{ ...provider, block: { afterMessages: 2, reply: '451 4.3.2 Too busy, reconnect later', forMs: 50 } }, ...independentHosts(1)], {
       providers: [{ name: 'bigmail', mx: ['bigmail.test'], connections: 1 }],
       rules: [{ match: 'reconnect later', action: 'reconnect-later', seconds: 2 }],
     });

@@ -38,7 +38,8 @@ export async function shapingEnv(
     clock,
     config: {
       dns: { servers: [dns.address], timeout: 1 },
-      delivery: { leaseSeconds: 30, signingThreads: 0, ...delivery, port: farm.port },
+      // Signing off the event loop: pacing is checked at the receiver, to the millisecond.
+      delivery: { leaseSeconds: 30, signingThreads: 1, ...delivery, port: farm.port },
       inbound: { returnPathDomain: 'bounces.mail.mailsvc.test' },
       shaping,
       ...rest,
