@@ -235,10 +235,11 @@ export class Shaper {
     const slot = await this.deps.pacer.take(lane.key, interval, now, HORIZON_MS);
     this.nextSlot.set(lane.key, { at: slot.start + slot.granted * interval, interval });
     if (slot.granted === 0) return `${lane.key} is at its limit of ${perMinute} messages a minute`;
-    // The slot, and never sooner than `interval` after this process's previous start on the
-    // lane: a timer that fired late (a busy event loop) must not bunch two messages together.
+    // The slot, and never sooner than half an interval after this process's previous start on
+    // the lane: a timer that fired late (a busy event loop) must not bunch messages together,
+    // while the next, on time, keeps its own slot (a whole interval would carry each delay on).
     for (;;) {
-      const at = Math.max(slot.start, (this.lastStart.get(lane.key) ?? 0) + interval);
+      const at = Math.max(slot.start, (this.lastStart.get(lane.key) ?? 0) + interval / 2);
       const wait = at - this.deps.clock.now();
       if (wait <= 0) break;
       this.pacing++;

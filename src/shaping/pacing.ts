@@ -16,7 +16,8 @@ const SPREAD_MS = 61_000;
 
 /** Milliseconds between two messages of a group allowed `perMinute`, doubled while throttled. */
 export function pacingInterval(perMinute: number, throttled: boolean): number {
-  return Math.ceil(SPREAD_MS / perMinute) * (throttled ? 2 : 1);
+  // Not rounded to a whole millisecond: at 4,200 a minute that alone would cost 3% of the rate.
+  return (SPREAD_MS / perMinute) * (throttled ? 2 : 1);
 }
 
 /** The slots granted to `wanted` messages: the first at `start`, each `interval` later; `granted` may be fewer. */

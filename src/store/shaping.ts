@@ -102,12 +102,12 @@ export const shapingRepo = {
     await db.raw(`insert into delivery_groups (name, next_slot, updated_at) select unnest(?::text[]), 0, ? on conflict (name) do nothing`, [names, now] as never);
     const { rows } = (await db.raw(
       `with v as (
-         select * from unnest(?::text[], ?::int[], ?::bigint[]) as v(name, wanted, step)
+         select * from unnest(?::text[], ?::int[], ?::float8[]) as v(name, wanted, step)
        ), locked as (
          select g.name, g.next_slot from delivery_groups g where g.name in (select name from v) order by g.name for update
        ), calc as (
          select v.name, v.step, greatest(l.next_slot, ?) as start,
-                least(v.wanted, greatest(0, floor((? - greatest(l.next_slot, ?))::numeric / v.step)::bigint + 1)) as granted
+                least(v.wanted, greatest(0, floor((? - greatest(l.next_slot, ?)) / v.step)::bigint + 1)) as granted
          from v join locked l on l.name = v.name
        )
        update delivery_groups g set next_slot = calc.start + calc.granted * calc.step, updated_at = ?

@@ -24,9 +24,9 @@ describe.each(STORES)('reply-driven actions (%s)', (kind) => {
     await env.farm.waitForTotal(24, 30_000);
     const throttledAt = farm.refused[0]!.at;
     const during = farm.accepted.filter((a) => a.at > throttledAt + 300 && a.at < throttledAt + 2900).map((a) => a.at);
-    // 600 a minute is one every 102 ms; halved, one every 204 ms.
+    // 600 a minute is one every 101.7 ms; halved, one every 203.3 ms: about 13 in those 2.6 s, not 25.
     expect(during.length).toBeGreaterThanOrEqual(5);
-    expect(Math.min(...gaps(during))).toBeGreaterThanOrEqual(190);
+    expect(during.length).toBeLessThanOrEqual(14);
     // Half of two connections: no two open at once while throttled (counted from the receiver's side).
     const overlapping = farm.connectionList.filter((c) => c.refused === null && c.openedAt > throttledAt + 300 && c.openedAt < throttledAt + 2900);
     for (const c of overlapping) {

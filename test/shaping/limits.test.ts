@@ -18,7 +18,7 @@ const bigmail = {
   perMinute: { limit: 60, windowMs: 6000 },
 };
 
-// The server paces 600 a minute: one message every 102 ms (a minute and a second's worth, docs/SHAPING.md).
+// The server paces 600 a minute: one message every 101.7 ms (a minute and a second's worth, docs/SHAPING.md).
 const shaping = {
   defaults: { connections: 3 },
   providers: [{ name: 'bigmail', mx: ['bigmail.test'], connections: 2, perMinute: 600, perConnection: 5 }],

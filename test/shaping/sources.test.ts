@@ -44,7 +44,7 @@ describe.each(STORES)('sending addresses (%s)', (kind) => {
     for (const source of SOURCES) {
       const from = farm.accepted.filter((a) => a.clientAddress === source.address);
       // Both addresses carried a share, each under its own limits: one connection, 600 a minute
-      // (one message every 102 ms, so n messages take (n - 1) × 102 ms at the least).
+      // (one message every 101.7 ms, so n messages take (n - 1) × 101.7 ms at the least).
       expect(from.length).toBeGreaterThanOrEqual(10);
       expect(from.every((a) => a.helo === source.ehlo)).toBe(true);
       const times = from.map((a) => a.at);

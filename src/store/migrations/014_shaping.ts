@@ -19,7 +19,8 @@ export async function up(knex: Knex): Promise<void> {
     t.bigInteger('suspended_until').nullable();
     t.text('reason').nullable();
     t.bigInteger('throttled_until').nullable();
-    t.bigInteger('next_slot').notNullable().defaultTo(0);
+    // Milliseconds with a fraction: a slot interval is rarely a whole number of them.
+    t.double('next_slot').notNullable().defaultTo(0);
     t.bigInteger('updated_at').notNullable();
   });
 }
