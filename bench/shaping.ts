@@ -338,7 +338,7 @@ async function main(): Promise<void> {
   const pacedPerSecond = (PROVIDERS.reduce((sum, p) => sum + pacedPerMinute(p.perMinute), 0) + HOSTS * pacedPerMinute(HOST_PER_MINUTE)) / 60;
   console.log(
     `${machine}, load ${loadBefore}; ${fmt(total)} messages to 200 domains; sum of the limits ${fmt(LIMITS_PER_MINUTE)}/min = ${fmt(limitPerSecond, 1)} msgs/s ` +
-      `(pacing's whole-millisecond slots over 61 s allow ${fmt(pacedPerSecond, 1)})`,
+      `(pacing's slots, a minute's worth over 61 s, allow ${fmt(pacedPerSecond, 1)})`,
   );
 
   const shaped = await shapedRun(to);
