@@ -290,8 +290,8 @@ export class DeliveryWorker {
         perGroup.set(group, (perGroup.get(group) ?? 0) + 1);
       }
       const full = [...perGroup].filter(([group, n]) => n >= (caps.get(group) ?? shape.defaultCap)).map(([group]) => group);
-      capped = full.length > 0;
-      if (!capped) break;
+      if (full.length === 0) break;
+      capped = true;
       shape.exclude.push(...full);
     }
     this.pass.claimed += count;
