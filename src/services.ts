@@ -15,6 +15,7 @@ import { UsageService } from './usage/service.ts';
 import { StatsService } from './stats/service.ts';
 import { hostResolver, webhookReach, type HostResolver } from './webhooks/address-policy.ts';
 import { WebhookService } from './webhooks/service.ts';
+import { RouteService } from './routes/service.ts';
 import { GroupCommitter } from './store/groupCommit.ts';
 import { createLogger } from './log/logger.ts';
 import { createMetrics, type Metrics } from './metrics/registry.ts';
@@ -61,6 +62,8 @@ export interface Services {
   usage: UsageService;
   stats: StatsService;
   webhooks: WebhookService;
+  /** Inbound routes (SPEC §14): webhook endpoints that receive the mail of a match. */
+  routes: RouteService;
   /** Resolves webhook hosts: through `dns.servers` when set, else the system's resolver. */
   webhookHosts: HostResolver;
   /** The sandbox inbox: what delivery captured in `delivery.mode: sandbox`. */
@@ -145,6 +148,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     usage: new UsageService({ db, clock }),
     stats: new StatsService({ db, clock }),
     webhooks: new WebhookService({ db, clock, resolve: webhookHosts, reach: webhookReach(config) }),
+    routes: new RouteService({ db, clock, resolve: webhookHosts, reach: webhookReach(config) }),
     webhookHosts,
     sandbox: new SandboxInbox({ db }),
     consoleSessions: new ConsoleSessions({ keyring: consoleKeyring, clock }),

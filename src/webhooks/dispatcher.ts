@@ -7,7 +7,7 @@ import type { Db } from '../store/db.ts';
 import type { GroupCommitter } from '../store/groupCommit.ts';
 import { webhookQueue, type DueDelivery, type EndpointPolicy } from '../store/webhookQueue.ts';
 import type { EndpointStatus, WebhookAttemptRow, WebhookEndpointRow } from '../store/webhooks.ts';
-import { webhookId, type PostResult, type WebhookPoster } from './post.ts';
+import { deliveryWebhookId, type PostResult, type WebhookPoster } from './post.ts';
 
 /** Endpoints one process sends to at once, each in a lane of its own. */
 const MAX_LANES = 64;
@@ -124,7 +124,7 @@ export class WebhookDispatcher {
       if (rows.length === 0) break;
       for (const row of rows) {
         if (this.stopping) break;
-        const result = await this.deps.poster.post(ep.url, row.payload, ep.secret, webhookId(row.event_id));
+        const result = await this.deps.poster.post(ep.url, row.payload, ep.secret, deliveryWebhookId(row));
         if (result.ok) {
           answered.push({ row, result });
           if (answered.length >= FLUSH_EVERY) void flush(ep.id);
