@@ -16,6 +16,7 @@ import { StatsService } from './stats/service.ts';
 import { hostResolver, webhookReach, type HostResolver } from './webhooks/address-policy.ts';
 import { WebhookService } from './webhooks/service.ts';
 import { RouteService } from './routes/service.ts';
+import { InboundMessages } from './inbound/messages.ts';
 import { GroupCommitter } from './store/groupCommit.ts';
 import { createLogger } from './log/logger.ts';
 import { createMetrics, type Metrics } from './metrics/registry.ts';
@@ -64,6 +65,8 @@ export interface Services {
   webhooks: WebhookService;
   /** Inbound routes (SPEC §14): webhook endpoints that receive the mail of a match. */
   routes: RouteService;
+  /** Messages received for routes, as the API serves them. */
+  inboundMessages: InboundMessages;
   /** Resolves webhook hosts: through `dns.servers` when set, else the system's resolver. */
   webhookHosts: HostResolver;
   /** The sandbox inbox: what delivery captured in `delivery.mode: sandbox`. */
@@ -110,6 +113,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const keyring = await loadTokenKeyring(db, clock);
   const consoleKeyring = await loadTokenKeyring(db, clock, 'console');
   let metrics: Metrics | undefined;
+  const inboundMessages = new InboundMessages({ db, log });
   const webhookHosts = hostResolver(dns, config.dns.servers.length > 0);
   return {
     config,
@@ -149,6 +153,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     stats: new StatsService({ db, clock }),
     webhooks: new WebhookService({ db, clock, resolve: webhookHosts, reach: webhookReach(config) }),
     routes: new RouteService({ db, clock, resolve: webhookHosts, reach: webhookReach(config) }),
+    inboundMessages,
     webhookHosts,
     sandbox: new SandboxInbox({ db }),
     consoleSessions: new ConsoleSessions({ keyring: consoleKeyring, clock }),
@@ -160,6 +165,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       exactRate ? exactRate.hit(principal.keyId, clock.now(), windowsFor(principal.limits)) : rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits)),
     close: async () => {
       await accept.close();
+      await inboundMessages.close();
       rateCounter.stop();
       // One more commit stores the rate counts still pending (the hook is due once stopped).
       await committer.run(async () => undefined).catch(() => undefined);

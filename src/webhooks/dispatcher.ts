@@ -120,6 +120,7 @@ export class WebhookDispatcher {
       return flushing;
     };
     while (ep && !this.stopping) {
+      const probing = ep.status === 'paused';
       const rows = await this.work(ep);
       if (rows.length === 0) break;
       for (const row of rows) {
@@ -131,7 +132,7 @@ export class WebhookDispatcher {
           continue;
         }
         await flush(ep.id);
-        const status = await this.recordFailure(row, result);
+        const status = await this.recordFailure(row, result, probing);
         if (status !== 'active') break;
       }
       await flush(ep.id);
@@ -189,8 +190,12 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Logs a failed attempt and applies it; returns the endpoint's status after it. */
-  private recordFailure(row: DueDelivery, result: PostResult): Promise<EndpointStatus | 'lease_lost'> {
+  /**
+   * Logs a failed attempt and applies it; returns the endpoint's status after it. A failed probe
+   * spends nothing of its delivery's retries: the probe runs on the endpoint's schedule, and an
+   * outage longer than the retry series must not give up the oldest waiting delivery.
+   */
+  private recordFailure(row: DueDelivery, result: PostResult, probe: boolean): Promise<EndpointStatus | 'lease_lost'> {
     const { clock, metrics } = this.deps;
     return this.deps.committer.run(async (tx) => {
       const now = clock.now();
@@ -199,7 +204,7 @@ export class WebhookDispatcher {
         return 'lease_lost' as const;
       }
       await webhookQueue.logAttempt(tx, this.attemptRow(row, result, now));
-      const next = retryAt(this.deps.config.retrySchedule, row.attempts + 1, now);
+      const next = probe ? now : retryAt(this.deps.config.retrySchedule, row.attempts + 1, now);
       metrics?.webhookAttempts.inc({ outcome: next === null ? 'gave_up' : 'failed' });
       return webhookQueue.failed(tx, row, now, next, this.policy);
     });
