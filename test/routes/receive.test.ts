@@ -6,7 +6,7 @@ import { RawSmtp } from '../inbound/smtp-client.ts';
 import { signatureValid, startReceiver } from '../webhooks/receiver.ts';
 import { until } from '../webhooks/world.ts';
 import { STORES } from '../helpers/stores.ts';
-import { compose, dkimKey, dkimSigned, routeWorld } from './world.ts';
+import { arcSealed, compose, dkimKey, dkimSigned, routeWorld } from './world.ts';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const run = promisify(execFile);
@@ -136,7 +136,7 @@ describe.each(STORES)('mail received for routes (%s)', (kind) => {
     expect(log).toMatchObject([{ inbound_id: id, attempt: 1, response_code: 200, error: null }]);
   });
 
-  it('names forged and unsigned mail as such, and gives attachments by URL over inbound.inlineAttachmentBytes', async () => {
+  it('names forged, unsigned and ARC-sealed mail as such, and gives attachments by URL over inbound.inlineAttachmentBytes', async () => {
     const world = await routeWorld(kind, { inbound: { inlineAttachmentBytes: 2000 } });
     const receiver = await startReceiver();
     await world.route('*@acme.test', receiver.url);
@@ -155,9 +155,22 @@ describe.each(STORES)('mail received for routes (%s)', (kind) => {
       from: 'x@plain.test',
       to: ['hello@acme.test'],
     });
-    const [first, second] = (await receiver.waitFor(2)).map((r) => JSON.parse(r.raw.toString('utf8')));
+    // A list that forwarded a message sealed it (ARC) and signed it with its own DKIM key; its
+    // forwarding address fails the original sender's SPF, and the chain says what it saw.
+    const arcKey = dkimKey();
+    world.dns.set('arc._domainkey.list.test', 'TXT', arcKey.record);
+    world.dns.set('list.test', 'TXT', 'v=spf1 ip4:127.0.0.1 -all');
+    const forwarded = await arcSealed(await compose({ from: 'member@plain.test', to: 'list@acme.test', subject: 'via the list', text: 'fwd' }), {
+      domain: 'list.test',
+      selector: 'arc',
+      privateKey: arcKey.privateKey,
+      authResults: 'list.test; spf=pass smtp.mailfrom=member@plain.test',
+    });
+    await world.send(forwarded, { from: 'bounces@list.test', to: ['list@acme.test'] });
+    const [first, second, third] = (await receiver.waitFor(3)).map((r) => JSON.parse(r.raw.toString('utf8')));
     expect(first.auth).toStrictEqual({ spf: 'fail', dkim: 'fail', dmarc: 'fail', arc: 'none' });
     expect(second.auth).toStrictEqual({ spf: 'none', dkim: 'none', dmarc: 'none', arc: 'none' });
+    expect(third.auth).toStrictEqual({ spf: 'pass', dkim: 'none', dmarc: 'none', arc: 'pass' });
     expect(second.attachments).toStrictEqual([
       {
         filename: 'a.bin',

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { onTestFinished } from 'vitest';
-import { dkimSign } from 'mailauth';
+import { dkimSign, sealMessage } from 'mailauth';
 import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
@@ -88,4 +88,11 @@ export async function dkimSigned(raw: Buffer, signer: { domain: string; selector
   const { signatures, errors } = await dkimSign(raw, options as unknown as Parameters<typeof dkimSign>[1]);
   if (errors.length > 0) throw new Error(`DKIM signing failed: ${JSON.stringify(errors)}`);
   return Buffer.concat([Buffer.from(signatures), raw]);
+}
+
+/** `raw` with the first ARC set (RFC 8617) by a forwarder that saw `authResults`, by mailauth's sealer. */
+export async function arcSealed(raw: Buffer, sealer: { domain: string; selector: string; privateKey: string; authResults: string }): Promise<Buffer> {
+  // mailauth reads the instance, chain validation and results beside the key; its type declaration omits them.
+  const seal = { signingDomain: sealer.domain, selector: sealer.selector, privateKey: sealer.privateKey, i: 1, cv: 'none', authResults: sealer.authResults };
+  return Buffer.concat([await sealMessage(raw, seal as Parameters<typeof sealMessage>[1]), raw]);
 }
