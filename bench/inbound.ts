@@ -71,7 +71,12 @@ const listener = await startInboundListener(
     hostname: config.server.hostname,
     returnPathDomains: new ReturnPathDomains(db, clock, config.inbound.returnPathDomain),
     receiving: new ReceivingRoutes(db, clock),
-    routeMail: { resolver: mailauthResolver(services.dns), inlineAttachmentBytes: config.inbound.inlineAttachmentBytes, baseUrl: config.tracking.baseUrl },
+    routeMail: {
+      committer: services.committer,
+      resolver: mailauthResolver(services.dns),
+      inlineAttachmentBytes: config.inbound.inlineAttachmentBytes,
+      baseUrl: config.tracking.baseUrl,
+    },
   },
   {
     host: '127.0.0.1',

@@ -1,7 +1,7 @@
 import type { DNSResolver } from 'mailauth';
 import type { Clock, Logger } from '../core/ports.ts';
 import { iso } from '../core/time.ts';
-import type { Db } from '../store/db.ts';
+import type { GroupCommitter } from '../store/groupCommit.ts';
 import { inboundMessagesRepo } from '../store/inboundMessages.ts';
 import { checkAuth, type AuthResults } from './auth.ts';
 import type { ReportParser } from './parse-pool.ts';
@@ -13,7 +13,8 @@ import { smtpError } from './replies.ts';
 export type RouteTarget = Extract<InboundTarget, { kind: 'route' }>;
 
 export interface RouteMailDeps {
-  db: Db;
+  /** Messages arriving together share a commit (one WAL sync on SQLite), each in its own savepoint. */
+  committer: GroupCommitter;
   clock: Clock;
   log: Logger;
   hostname: string;
@@ -60,7 +61,7 @@ export async function receiveForRoutes(deps: RouteMailDeps, parser: ReportParser
   const inline = captured.size < deps.inlineAttachmentBytes;
   const now = deps.clock.now();
   // One transaction for every workspace the recipients belong to: all stored, or none.
-  return deps.db.transaction(async (tx) => {
+  return deps.committer.run(async (tx) => {
     const ids: number[] = [];
     for (const [workspaceId, targets] of groupBy(m.targets, (t) => t.workspaceId)) {
       const envelope = { from: m.mailFrom, to: targets.map((t) => t.address) };

@@ -53,7 +53,7 @@ export interface InboundListenerDeps extends InboundDeps {
   /** Receiving domains and their routes (SPEC §14); without them only reports are taken. */
   receiving?: ReceivingRoutes;
   /** What mail for routes needs beyond the listener's own deps. */
-  routeMail?: Pick<RouteMailDeps, 'resolver' | 'inlineAttachmentBytes' | 'baseUrl'>;
+  routeMail?: Pick<RouteMailDeps, 'committer' | 'resolver' | 'inlineAttachmentBytes' | 'baseUrl'>;
 }
 
 export interface InboundListener {
@@ -170,7 +170,7 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
     const received: number[] = [];
     if (routed.length > 0) {
       if (!deps.routeMail) throw smtpError('storeFailed');
-      const ids = await receiveForRoutes({ db: deps.db, clock: deps.clock, log, hostname: deps.hostname, ...deps.routeMail }, parser, {
+      const ids = await receiveForRoutes({ clock: deps.clock, log, hostname: deps.hostname, ...deps.routeMail }, parser, {
         captured,
         targets: routed,
         mailFrom,

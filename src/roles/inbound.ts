@@ -21,6 +21,7 @@ export const startInboundRole: RoleStarter = async (services) => {
       returnPathDomains: new ReturnPathDomains(services.db, services.clock, config.inbound.returnPathDomain),
       receiving: new ReceivingRoutes(services.db, services.clock),
       routeMail: {
+        committer: services.committer,
         resolver: mailauthResolver(services.dns),
         inlineAttachmentBytes: config.inbound.inlineAttachmentBytes,
         baseUrl: config.tracking.baseUrl,
