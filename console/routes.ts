@@ -3,6 +3,7 @@ import { messageList } from './screens/messages.ts';
 import { messagePage } from './screens/message.ts';
 import { suppressionsScreen } from './screens/suppressions.ts';
 import { webhookPage, webhooksScreen } from './screens/webhooks.ts';
+import { routePage, routesScreen } from './screens/routes.ts';
 import { overviewScreen } from './screens/overview.ts';
 import { queueScreen } from './screens/queue.ts';
 import { domainPage, domainsScreen } from './screens/domains.ts';
@@ -37,6 +38,7 @@ export const SCREENS: Screen[] = [
   { path: 'suppressions', title: 'Suppressions', render: suppressionsScreen, shown: always },
   { path: 'domains', title: 'Domains', render: domainsScreen, item: domainPage, shown: workspaceKey },
   { path: 'webhooks', title: 'Webhooks', render: webhooksScreen, item: webhookPage, shown: workspaceKey },
+  { path: 'routes', title: 'Routes', render: routesScreen, item: routePage, shown: workspaceKey },
   { path: 'keys', title: 'API keys', render: keysScreen, shown: workspaceKey },
   { path: 'sandbox', title: 'Sandbox inbox', render: sandboxScreen, item: capturePage, shown: (s) => s.sandbox },
 ];

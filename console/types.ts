@@ -57,6 +57,31 @@ export interface Webhook {
   created_at: string;
 }
 
+/** An inbound route: mail for `match` POSTed to `url` as email.received. */
+export interface Route {
+  id: number;
+  match: string;
+  url: string;
+  priority: number;
+  status: string;
+  failure_count: number;
+  last_success_at: string | null;
+  secret: string;
+  created_at: string;
+}
+
+/** One POST of a received message to a route. */
+export interface RouteAttempt {
+  id: number;
+  inbound_id: number;
+  attempt: number;
+  response_code: number | null;
+  response_body: string | null;
+  error: string | null;
+  duration_ms: number;
+  created_at: string;
+}
+
 export interface WebhookAttempt {
   id: number;
   event: string;

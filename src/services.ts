@@ -15,6 +15,8 @@ import { UsageService } from './usage/service.ts';
 import { StatsService } from './stats/service.ts';
 import { hostResolver, webhookReach, type HostResolver } from './webhooks/address-policy.ts';
 import { WebhookService } from './webhooks/service.ts';
+import { RouteService } from './routes/service.ts';
+import { InboundMessages } from './inbound/messages.ts';
 import { GroupCommitter } from './store/groupCommit.ts';
 import { createLogger } from './log/logger.ts';
 import { createMetrics, type Metrics } from './metrics/registry.ts';
@@ -61,6 +63,10 @@ export interface Services {
   usage: UsageService;
   stats: StatsService;
   webhooks: WebhookService;
+  /** Inbound routes (SPEC §14): webhook endpoints that receive the mail of a match. */
+  routes: RouteService;
+  /** Messages received for routes, as the API serves them. */
+  inboundMessages: InboundMessages;
   /** Resolves webhook hosts: through `dns.servers` when set, else the system's resolver. */
   webhookHosts: HostResolver;
   /** The sandbox inbox: what delivery captured in `delivery.mode: sandbox`. */
@@ -107,6 +113,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const keyring = await loadTokenKeyring(db, clock);
   const consoleKeyring = await loadTokenKeyring(db, clock, 'console');
   let metrics: Metrics | undefined;
+  const inboundMessages = new InboundMessages({ db, log });
   const webhookHosts = hostResolver(dns, config.dns.servers.length > 0);
   return {
     config,
@@ -145,6 +152,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     usage: new UsageService({ db, clock }),
     stats: new StatsService({ db, clock }),
     webhooks: new WebhookService({ db, clock, resolve: webhookHosts, reach: webhookReach(config) }),
+    routes: new RouteService({ db, clock, resolve: webhookHosts, reach: webhookReach(config) }),
+    inboundMessages,
     webhookHosts,
     sandbox: new SandboxInbox({ db }),
     consoleSessions: new ConsoleSessions({ keyring: consoleKeyring, clock }),
@@ -156,6 +165,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       exactRate ? exactRate.hit(principal.keyId, clock.now(), windowsFor(principal.limits)) : rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits)),
     close: async () => {
       await accept.close();
+      await inboundMessages.close();
       rateCounter.stop();
       // One more commit stores the rate counts still pending (the hook is due once stopped).
       await committer.run(async () => undefined).catch(() => undefined);

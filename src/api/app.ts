@@ -19,6 +19,8 @@ import { statsRoutes } from './routes/v1/stats.ts';
 import { queueRoutes } from './routes/v1/queue.ts';
 import { sandboxRoutes } from './routes/v1/sandbox.ts';
 import { webhookRoutes } from './routes/v1/webhooks.ts';
+import { routeRoutes } from './routes/v1/routes.ts';
+import { inboundRoutes } from './routes/v1/inbound.ts';
 import { sendTestEvent } from '../webhooks/test-event.ts';
 import { operationalRoutes } from './routes/operational.ts';
 import { trackingRoutes } from './routes/tracking.ts';
@@ -104,6 +106,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         await authed.register(statsRoutes(services.stats, services.queueControl));
         await authed.register(queueRoutes(services.queueControl));
         await authed.register(webhookRoutes(services.webhooks, (endpoint) => sendTestEvent(services, endpoint)));
+        await authed.register(routeRoutes(services.routes));
+        await authed.register(inboundRoutes(services.inboundMessages));
         await authed.register(sandboxRoutes({ inbox: services.sandbox, enabled: config.delivery.mode === 'sandbox' }));
       });
     },

@@ -10,6 +10,7 @@ import { registerTenancyCommands } from './commands/tenancy.ts';
 import { registerSuppressionCommands } from './commands/suppression.ts';
 import { registerUsageCommand } from './commands/usage.ts';
 import { registerWebhookCommands } from './commands/webhooks.ts';
+import { registerRouteCommands } from './commands/routes.ts';
 import { CliContext, positiveInt } from './context.ts';
 import { emit, printLines, setWide } from './output.ts';
 import { sandboxWelcome } from './commands/inbox.ts';
@@ -78,6 +79,7 @@ export function buildProgram(): { program: Command; ctx: CliContext } {
   registerSuppressionCommands(program, ctx);
   registerUsageCommand(program, ctx);
   registerWebhookCommands(program, ctx);
+  registerRouteCommands(program, ctx);
   registerInboxCommands(program, ctx);
   return { program, ctx };
 }

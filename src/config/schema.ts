@@ -122,6 +122,11 @@ export const ConfigSchema = Type.Object(
           default: 52_428_800,
           description: 'raw report bytes stored per sending IP per UTC day; past it reports are kept without their bytes',
         }),
+        inlineAttachmentBytes: Type.Integer({
+          minimum: 0,
+          default: 1_048_576,
+          description: 'a received message smaller than this carries its attachments inline (base64) in email.received; a larger one gives their URLs',
+        }),
         maxConnections: Type.Integer({ minimum: 1, default: 200, description: 'connections in total; the one over it gets 421' }),
         maxConnectionsPerAddress: Type.Integer({ minimum: 1, default: 10, description: 'connections one client address may hold; the one over it gets 421' }),
         proxyProtocol: proxyProtocol('inbound'),

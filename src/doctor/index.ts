@@ -61,7 +61,7 @@ async function checkDomains(db: Db, dns: DoctorDns, serverHostname: string): Pro
   if (rows.length === 0) return [{ check: 'domains', status: 'skipped', detail: 'no sending domain yet (mailsvc domain add)' }];
   return Promise.all(
     rows.map(async (row): Promise<Finding> => {
-      const records = domainRecords({ domain: row.name, selector: row.selector, dkimPublicKey: row.dkim_public_key, serverHostname });
+      const records = domainRecords({ domain: row.name, selector: row.selector, dkimPublicKey: row.dkim_public_key, serverHostname, inbound: row.inbound });
       const checks = await checkRecords(records, dns);
       const failed = records.map((r, i) => ({ r, c: checks[i]! })).filter(({ c }) => !c.verified);
       const required = failed.filter(({ r }) => r.required);

@@ -2,7 +2,7 @@ import { dkimTxtRecord } from '../dkim/keys.ts';
 
 /** The DNS records a sending domain publishes, as pure data. */
 
-export type RecordPurpose = 'dkim' | 'return_path' | 'spf' | 'dmarc';
+export type RecordPurpose = 'dkim' | 'return_path' | 'spf' | 'dmarc' | 'inbound';
 
 export interface DnsRecordSpec {
   type: 'TXT' | 'MX';
@@ -39,14 +39,18 @@ export function returnPathDomain(domain: { name: string; return_path_verified: b
   return domain.return_path_verified ? returnPathHost(domain.name) : globalDomain;
 }
 
-export function domainRecords(input: { domain: string; selector: string; dkimPublicKey: string; serverHostname: string }): DnsRecordSpec[] {
+export function domainRecords(input: { domain: string; selector: string; dkimPublicKey: string; serverHostname: string; inbound?: boolean }): DnsRecordSpec[] {
   const { domain, selector, dkimPublicKey, serverHostname } = input;
   const bounces = returnPathHost(domain);
-  return [
+  const records: DnsRecordSpec[] = [
     { type: 'TXT', name: `${selector}._domainkey.${domain}`, value: dkimTxtRecord(dkimPublicKey), purpose: 'dkim', required: true },
     { type: 'MX', name: bounces, value: serverHostname, priority: 10, purpose: 'return_path', required: false },
     { type: 'TXT', name: bounces, value: `v=spf1 a:${serverHostname} -all`, purpose: 'spf', required: false },
     // p=none is the safe first step; operators tighten it once reports look clean.
     { type: 'TXT', name: `_dmarc.${domain}`, value: `v=DMARC1; p=none`, purpose: 'dmarc', required: false },
   ];
+  // A receiving domain (SPEC §14): its mail comes here. Last, so the checks stored by position
+  // before it was switched on still line up.
+  if (input.inbound) records.push({ type: 'MX', name: domain, value: serverHostname, priority: 10, purpose: 'inbound', required: true });
+  return records;
 }

@@ -23,6 +23,7 @@ export function domainView(row: DomainRow, serverHostname: string) {
     selector: row.selector,
     dkimPublicKey: row.dkim_public_key,
     serverHostname,
+    inbound: row.inbound,
   }).map((r, i) => ({ ...r, verified: checks?.[i]?.verified ?? false }));
   return {
     id: row.id,
@@ -35,6 +36,7 @@ export function domainView(row: DomainRow, serverHostname: string) {
     open_tracking: row.open_tracking,
     click_tracking: row.click_tracking,
     pool: row.pool,
+    inbound: row.inbound,
     return_path_domain: row.return_path_verified ? returnPathHost(row.name) : null,
     created_at: iso(row.created_at),
     verified_at: isoOrNull(row.verified_at),
@@ -97,7 +99,7 @@ export class DomainService {
   }
 
   records = (row: DomainRow): DnsRecordSpec[] =>
-    domainRecords({ domain: row.name, selector: row.selector, dkimPublicKey: row.dkim_public_key, serverHostname: this.deps.serverHostname });
+    domainRecords({ domain: row.name, selector: row.selector, dkimPublicKey: row.dkim_public_key, serverHostname: this.deps.serverHostname, inbound: row.inbound });
 
   /** Checks every record; the domain is verified exactly when every required record matches. */
   async verify(scope: Scope, idOrName: number | string): Promise<DomainRow> {
@@ -137,9 +139,14 @@ export class DomainService {
   }
 
   /** Tracking switches and the sending pool (a name of delivery.pools, or null for none); an unknown pool changes nothing. */
-  async update(scope: Scope, idOrName: number | string, change: { open?: boolean; click?: boolean; pool?: string | null }) {
+  async update(scope: Scope, idOrName: number | string, change: { open?: boolean; click?: boolean; pool?: string | null; inbound?: boolean }) {
     const row = await this.get(scope, idOrName);
     const patch: Partial<DomainRow> = {};
+    if (change.inbound !== undefined && change.inbound !== row.inbound) {
+      // SPEC §14: receiving is for a domain whose ownership is proven; its MX record then becomes required too.
+      if (change.inbound && row.status !== 'verified') throw invalid(`Domain ${row.name} must be verified before it can receive mail`);
+      patch.inbound = change.inbound;
+    }
     if (change.pool !== undefined) {
       const problem = poolProblem(this.deps.pools, change.pool);
       if (problem) throw invalid(problem);

@@ -1,6 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { ParsedReport } from '../bounces/index.ts';
 import type { Logger } from '../core/ports.ts';
+import { UNREADABLE, type ReceivedMail } from './received.ts';
 import type { ReportBytes } from './receive.ts';
 import { startWorker } from '../threads/start.ts';
 
@@ -14,14 +15,20 @@ export interface ParsePoolOptions {
 }
 
 /** Why a report was stored without being parsed. */
-export type UnparsedReason = 'time_budget' | 'worker_failed';
+export type UnparsedReason = 'time_budget' | 'worker_failed' | 'unreadable';
 
-export type ParseOutcome = { parsed: ParsedReport; unparsed: null } | { parsed: null; unparsed: UnparsedReason };
+export type Outcome<T> = { parsed: T; unparsed: null } | { parsed: null; unparsed: UnparsedReason };
+export type ParseOutcome = Outcome<ParsedReport>;
+
+/** What a worker is asked to read the bytes as: a report (DSN, ARF) or a message for a route. */
+export type ParseKind = 'report' | 'mail';
 
 /** Turns raw report bytes into a parsed report, or says why it could not. */
 export interface ReportParser {
   /** Rejects with ParseQueueFull when every worker is busy and the queue is full. */
   parse(raw: ReportBytes): Promise<ParseOutcome>;
+  /** A message for a route, read with mailparser; the same workers, budget and queue. */
+  parseMail(raw: ReportBytes): Promise<Outcome<ReceivedMail>>;
   close(): Promise<void>;
 }
 
@@ -39,8 +46,9 @@ const WORKER_HEAP_MB = 512;
 const RESTART_DELAY_MS = 1_000;
 
 interface Job {
+  kind: ParseKind;
   raw: ReportBytes;
-  done(outcome: ParseOutcome): void;
+  done(outcome: Outcome<unknown>): void;
 }
 
 interface Slot {
@@ -63,7 +71,7 @@ export async function startParsePool(options: ParsePoolOptions, log: Logger): Pr
   const queue: Job[] = [];
   let closing = false;
 
-  const finish = (slot: Slot, outcome: ParseOutcome) => {
+  const finish = (slot: Slot, outcome: Outcome<unknown>) => {
     const job = slot.job;
     if (slot.timer) clearTimeout(slot.timer);
     slot.job = null;
@@ -82,7 +90,7 @@ export async function startParsePool(options: ParsePoolOptions, log: Logger): Pr
     slot.job = job;
     slot.startedAt = performance.now();
     // Shared segments cross without a copy; the worker joins them on its own thread.
-    slot.worker!.postMessage({ segments: job.raw.segments, length: job.raw.length });
+    slot.worker!.postMessage({ kind: job.kind, segments: job.raw.segments, length: job.raw.length });
     slot.timer = setTimeout(() => {
       log.warn({ phase: 'parse', budget_ms: options.budgetMs, size: job.raw.length }, 'report over its parse time budget; worker replaced');
       replace(slot, { parsed: null, unparsed: 'time_budget' });
@@ -90,7 +98,7 @@ export async function startParsePool(options: ParsePoolOptions, log: Logger): Pr
   };
 
   // Ends the slot's worker, answers its job, and starts a fresh worker in its place.
-  const replace = (slot: Slot, outcome: ParseOutcome, delayMs = 0) => {
+  const replace = (slot: Slot, outcome: Outcome<unknown>, delayMs = 0) => {
     const old = slot.worker;
     slot.worker = null;
     slot.ready = false;
@@ -108,7 +116,7 @@ export async function startParsePool(options: ParsePoolOptions, log: Logger): Pr
       const worker = startWorker(import.meta.url, 'parse-worker', { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
       slot.worker = worker;
       const current = () => slot.worker === worker;
-      worker.on('message', (message: ParsedReport | 'ready') => {
+      worker.on('message', (message: unknown) => {
         if (!current()) return;
         if (message === 'ready') {
           slot.ready = true;
@@ -122,7 +130,7 @@ export async function startParsePool(options: ParsePoolOptions, log: Logger): Pr
           log.warn({ phase: 'parse', budget_ms: options.budgetMs, size: slot.job?.raw.length }, 'report over its parse time budget');
           finish(slot, { parsed: null, unparsed: 'time_budget' });
         } else {
-          finish(slot, { parsed: message, unparsed: null });
+          finish(slot, message === UNREADABLE ? { parsed: null, unparsed: 'unreadable' } : { parsed: message, unparsed: null });
         }
         pump();
       });
@@ -140,17 +148,20 @@ export async function startParsePool(options: ParsePoolOptions, log: Logger): Pr
       });
     });
 
+  const submit = <T>(kind: ParseKind, raw: ReportBytes): Promise<Outcome<T>> => {
+    if (closing) return Promise.resolve({ parsed: null, unparsed: 'worker_failed' });
+    return new Promise((resolve, reject) => {
+      const job: Job = { kind, raw, done: (outcome) => resolve(outcome as Outcome<T>) };
+      const idle = slots.find((s) => s.ready && !s.job);
+      if (idle && queue.length === 0) return run(idle, job);
+      if (queue.length >= options.maxQueued) return reject(new ParseQueueFull());
+      queue.push(job);
+    });
+  };
+
   const pool: ReportParser = {
-    parse(raw) {
-      if (closing) return Promise.resolve({ parsed: null, unparsed: 'worker_failed' });
-      return new Promise((resolve, reject) => {
-        const job: Job = { raw, done: resolve };
-        const idle = slots.find((s) => s.ready && !s.job);
-        if (idle && queue.length === 0) return run(idle, job);
-        if (queue.length >= options.maxQueued) return reject(new ParseQueueFull());
-        queue.push(job);
-      });
-    },
+    parse: (raw) => submit<ParsedReport>('report', raw),
+    parseMail: (raw) => submit<ReceivedMail>('mail', raw),
     async close() {
       closing = true;
       for (const job of queue.splice(0)) job.done({ parsed: null, unparsed: 'worker_failed' });

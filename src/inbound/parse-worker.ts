@@ -2,6 +2,7 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { parseReportSync } from '../bounces/index.ts';
+import { parseReceivedMail, UNREADABLE } from './received.ts';
 
 // Parsing is background work: on Linux this thread lowers its own priority (nice 10) so that on
 // a busy machine the event loop answering HTTP and SMTP gets the CPU first. /proc/thread-self
@@ -26,9 +27,15 @@ const WARM_UP = Buffer.from(
 // One report at a time: the pool posts raw bytes and waits for the parsed report, and
 // terminates this thread when the report is over its time budget.
 const port = parentPort!;
-port.on('message', ({ segments, length }: { segments: Uint8Array[]; length: number }) => {
+port.on('message', ({ kind, segments, length }: { kind: 'report' | 'mail'; segments: Uint8Array[]; length: number }) => {
   const parts = segments.map((s) => Buffer.from(s.buffer, s.byteOffset, s.byteLength));
-  port.postMessage(parseReportSync(Buffer.concat(parts, length)));
+  const raw = Buffer.concat(parts, length);
+  if (kind === 'report') return port.postMessage(parseReportSync(raw));
+  // A message mailparser cannot read at all is answered as such; the worker goes on.
+  parseReceivedMail(raw).then(
+    (mail) => port.postMessage(mail),
+    () => port.postMessage(UNREADABLE),
+  );
 });
 parseReportSync(WARM_UP);
 port.postMessage('ready');

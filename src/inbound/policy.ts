@@ -1,6 +1,8 @@
 import { verpRecipientId } from '../delivery/verp.ts';
 import type { TokenCodec } from '../tokens/index.ts';
 import type { Reply } from '../core/smtp-reply.ts';
+import { routeFor } from '../routes/match.ts';
+import type { Receiving } from '../routes/receiving.ts';
 import { REPLIES } from './replies.ts';
 
 /**
@@ -13,7 +15,9 @@ export type InboundTarget =
   | { kind: 'verp'; address: string; recipientId: number }
   | { kind: 'unsubscribe'; address: string; recipientId: number }
   | { kind: 'fbl'; address: string }
-  | { kind: 'postmaster'; address: string };
+  | { kind: 'postmaster'; address: string }
+  /** Mail for an application: the route of a receiving domain that matched (SPEC §14). */
+  | { kind: 'route'; address: string; routeId: number; workspaceId: number };
 
 export type Decision<T> = { ok: true; value: T } | { ok: false; reply: Reply; reason: string };
 
@@ -23,6 +27,10 @@ export interface RecipientPolicy {
   verp: TokenCodec;
   unsubscribe: TokenCodec;
   maxRecipients: number;
+  /** Receiving domains and their routes; none when absent. */
+  receiving?: Receiving;
+  /** RCPTs per transaction when every one is for a route (SPEC §14: 100). */
+  maxRouteRecipients?: number;
 }
 
 export interface SessionView {
@@ -54,9 +62,18 @@ export function splitAddress(address: string): { local: string; domain: string }
 const safeId = (id: bigint | null): number | null => (id !== null && id <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(id) : null);
 
 export function checkRecipient(session: SessionView, address: string, policy: RecipientPolicy): Decision<InboundTarget> {
-  if (session.accepted >= policy.maxRecipients) return refuse('tooManyRecipients');
   const parts = splitAddress(address);
+  const receiving = parts && parts !== 'routing' ? policy.receiving?.domains.get(parts.domain) : undefined;
+  const cap = receiving ? (policy.maxRouteRecipients ?? policy.maxRecipients) : policy.maxRecipients;
+  if (session.accepted >= cap) return refuse('tooManyRecipients');
   if (parts === 'routing') return refuse('routingRefused');
+  if (parts && receiving) {
+    // A receiving domain takes mail for its routes only: anything else is no mailbox here, and
+    // never relayed (SPEC §14).
+    const normalised = `${parts.local.toLowerCase()}@${parts.domain}`;
+    const route = routeFor(receiving.routes, normalised);
+    return route ? { ok: true, value: { kind: 'route', address: normalised, routeId: route.id, workspaceId: route.workspaceId } } : refuse('noRoute');
+  }
   if (!parts || !policy.returnPathDomains.has(parts.domain)) return refuse('relayDenied');
   const local = parts.local.toLowerCase();
   const normalised = `${local}@${parts.domain}`;

@@ -72,6 +72,7 @@ export function mailUserAgent(raw: Buffer): string | null {
 const UNPARSED = {
   time_budget: 'not parsed: over the parse time budget (inbound.parseBudgetMs); stored with no effect',
   worker_failed: 'not parsed: the parser worker failed; stored with no effect',
+  unreadable: 'not parsed: the parser could not read it; stored with no effect',
 } as const;
 
 async function apply(tx: Tx, e: Effect, message: MessageRow, at: number): Promise<void> {

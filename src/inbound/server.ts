@@ -12,6 +12,8 @@ import { captureMessage } from './receive.ts';
 import { SmtpReplyError } from '../core/smtp-reply.ts';
 import { smtpError, type ReplyName } from './replies.ts';
 import type { TokenCodec } from '../tokens/index.ts';
+import type { ReceivingRoutes } from '../routes/receiving.ts';
+import { receiveForRoutes, type RouteMailDeps, type RouteTarget } from './route-mail.ts';
 
 export interface InboundListenerOptions {
   host: string;
@@ -33,7 +35,12 @@ export interface InboundListenerOptions {
   handshakeTimeoutMs?: number;
   /** Report parsing in worker threads (`inbound.parseWorkers`, `parseBudgetMs`, `parseQueue`). */
   parse?: ParsePoolOptions;
+  /** RCPTs per transaction for routes (SPEC §14). */
+  maxRouteRecipients?: number;
 }
+
+/** RCPTs one message may have when they are for routes: SPEC §14's 100, RFC 5321 §4.5.3.1.8's minimum. */
+const ROUTE_RECIPIENTS = 100;
 
 /** The defaults of `inbound.parseWorkers`, `inbound.parseBudgetMs` and `inbound.parseQueue`. */
 const PARSE_DEFAULTS: ParsePoolOptions = { workers: 2, budgetMs: 2000, maxQueued: 20 };
@@ -43,6 +50,10 @@ const DAILY_STORE_BYTES_PER_IP = 52_428_800;
 export interface InboundListenerDeps extends InboundDeps {
   unsubscribe: TokenCodec;
   returnPathDomains: ReturnPathDomains;
+  /** Receiving domains and their routes (SPEC §14); without them only reports are taken. */
+  receiving?: ReceivingRoutes;
+  /** What mail for routes needs beyond the listener's own deps. */
+  routeMail?: Pick<RouteMailDeps, 'committer' | 'resolver' | 'inlineAttachmentBytes' | 'baseUrl'>;
 }
 
 export interface InboundListener {
@@ -110,13 +121,15 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
 
     onRcptTo(address: SMTPServerAddress, session, callback) {
       const accepted = targets.get(session.id) ?? new Map<string, InboundTarget>();
-      deps.returnPathDomains.snapshot().then(
-        (returnPathDomains) => {
+      Promise.all([deps.returnPathDomains.snapshot(), deps.receiving?.snapshot()]).then(
+        ([returnPathDomains, receiving]) => {
           const decision = checkRecipient({ accepted: accepted.size }, address.address, {
             returnPathDomains,
             verp: deps.verp,
             unsubscribe: deps.unsubscribe,
             maxRecipients: limits.maxRecipients,
+            receiving,
+            maxRouteRecipients: options.maxRouteRecipients ?? ROUTE_RECIPIENTS,
           });
           if (!decision.ok) return callback(refuse(decision.reason as ReplyName, session, 'rcpt', { rcpt: address.address }));
           accepted.set(address.address.toLowerCase(), decision.value);
@@ -124,7 +137,7 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
           callback();
         },
         (err: Error) => {
-          log.error({ phase: 'rcpt', session: session.id, err }, 'return-path domains unavailable');
+          log.error({ phase: 'rcpt', session: session.id, err }, 'return-path or receiving domains unavailable');
           callback(smtpError('storeFailed'));
         },
       );
@@ -152,16 +165,33 @@ export async function startInboundListener(deps: InboundListenerDeps, options: I
 
   async function receive(stream: SMTPServerDataStream, accepted: InboundTarget[], mailFrom: string, session: SMTPServerSession): Promise<string> {
     const captured = await captureMessage(stream, options.maxSize);
+    const routed = accepted.filter((t): t is RouteTarget => t.kind === 'route');
+    const reports = accepted.filter((t) => t.kind !== 'route');
+    const received: number[] = [];
+    if (routed.length > 0) {
+      if (!deps.routeMail) throw smtpError('storeFailed');
+      const ids = await receiveForRoutes({ clock: deps.clock, log, hostname: deps.hostname, ...deps.routeMail }, parser, {
+        captured,
+        targets: routed,
+        mailFrom,
+        remoteIp: session.remoteAddress,
+        helo: session.hostNameAppearsAs || null,
+      });
+      received.push(...ids);
+      log.info({ phase: 'data', session: session.id, ip: session.remoteAddress, inbound: ids, size: captured.size, rcpts: routed.length }, 'received for routes');
+      if (reports.length === 0) return `2.0.0 Ok: received as ${ids.join(',')}`;
+    }
     const parse = await parser.parse(captured.raw);
     if (parse.unparsed) deps.metrics.inboundUnparsed.inc({ reason: parse.unparsed });
     const handled: HandledReport[] = [];
-    for (const target of accepted) {
+    for (const target of reports) {
       const report = { target, mailFrom, remoteIp: session.remoteAddress, helo: session.hostNameAppearsAs || null, parse, ...captured };
       handled.push(await handleReport(deps, report, bounds));
     }
     const kept = handled.reduce((most, h) => Math.max(most, h.kept), 0);
     const note = kept < captured.size ? ` (kept the first ${kept} of ${captured.size} bytes)` : '';
-    return `2.0.0 Ok: report ${handled.map((h) => h.id).join(',')} stored${note}`;
+    const also = received.length > 0 ? `; received as ${received.join(',')}` : '';
+    return `2.0.0 Ok: report ${handled.map((h) => h.id).join(',')} stored${note}${also}`;
   }
 
   // An error on a client socket (reset mid-session, bad TLS) is that session's problem only.

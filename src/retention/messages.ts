@@ -1,5 +1,6 @@
 import type { Db } from '../store/db.ts';
 import { eventsRepo } from '../store/events.ts';
+import { inboundMessagesRepo } from '../store/inboundMessages.ts';
 import { inboundRepo } from '../store/inbound.ts';
 import { messagesRepo } from '../store/messages.ts';
 import { sandboxRepo } from '../store/sandbox.ts';
@@ -28,6 +29,8 @@ export async function pruneRetained(db: Db, now: number, days: number) {
   const events = await inBatches(() => eventsRepo.prune(db, cutoff, BATCH));
   // Stored inbound reports hold whole messages too.
   const inboundReports = await inboundRepo.prune(db, cutoff);
+  // And messages received for routes (SPEC §14), raw bytes and all.
+  const inboundMessages = await inboundMessagesRepo.prune(db, cutoff);
   const sandboxCaptures = await sandboxRepo.prune(db, cutoff);
-  return { messageBodies: bodies, events, inboundReports, sandboxCaptures };
+  return { messageBodies: bodies, events, inboundReports, inboundMessages, sandboxCaptures };
 }

@@ -1,9 +1,11 @@
 import { ReturnPathDomains } from '../domains/return-path.ts';
+import { mailauthResolver } from '../inbound/auth.ts';
 import { startInboundListener } from '../inbound/server.ts';
+import { ReceivingRoutes } from '../routes/receiving.ts';
 import { loadTlsCredentials } from '../tls/certificates.ts';
 import type { RoleStarter } from './types.ts';
 
-/** The inbound MX for the return-path domains: DSNs, ARF reports and mailto unsubscribes. */
+/** The inbound MX: DSNs, ARF reports and mailto unsubscribes for the return-path domains, and mail for routes. */
 export const startInboundRole: RoleStarter = async (services) => {
   const { config, log } = services;
   const tls = await loadTlsCredentials(config.tls, config.dataDir, config.server.hostname, log);
@@ -17,6 +19,13 @@ export const startInboundRole: RoleStarter = async (services) => {
       unsubscribe: services.tokens.unsubscribe,
       hostname: config.server.hostname,
       returnPathDomains: new ReturnPathDomains(services.db, services.clock, config.inbound.returnPathDomain),
+      receiving: new ReceivingRoutes(services.db, services.clock),
+      routeMail: {
+        committer: services.committer,
+        resolver: mailauthResolver(services.dns),
+        inlineAttachmentBytes: config.inbound.inlineAttachmentBytes,
+        baseUrl: config.tracking.baseUrl,
+      },
     },
     {
       host: config.inbound.host,

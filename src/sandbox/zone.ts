@@ -5,7 +5,7 @@ import { domainsRepo } from '../store/domains.ts';
 
 /**
  * The records our domains table says each domain publishes, answered as DNS would answer them
- * once published: `<selector>._domainkey.D` and `_dmarc.D` TXT, `bounces.D` MX and TXT. Names
+ * once published: `<selector>._domainkey.D` and `_dmarc.D` TXT, `bounces.D` MX and TXT, a receiving domain's own MX. Names
  * of no domain of ours are NXDOMAIN; other types of a name we know are NODATA.
  */
 export function ownZone(db: Conn, serverHostname: string): DnsResolver {
@@ -13,11 +13,12 @@ export function ownZone(db: Conn, serverHostname: string): DnsResolver {
     const wanted = name.toLowerCase().replace(/\.$/, '');
     const labels = wanted.split('.');
     let known = false;
-    // The record names sit one (bounces., _dmarc.) or two (<selector>._domainkey.) labels below the domain.
-    for (const depth of [1, 2]) {
+    // The record names are the domain itself (a receiving domain's MX), or sit one (bounces.,
+    // _dmarc.) or two (<selector>._domainkey.) labels below it.
+    for (const depth of [0, 1, 2]) {
       const row = await domainsRepo.byName(db, labels.slice(depth).join('.'));
       if (!row) continue;
-      const records = domainRecords({ domain: row.name, selector: row.selector, dkimPublicKey: row.dkim_public_key, serverHostname });
+      const records = domainRecords({ domain: row.name, selector: row.selector, dkimPublicKey: row.dkim_public_key, serverHostname, inbound: row.inbound });
       const named = records.filter((r) => r.name === wanted);
       known ||= named.length > 0;
       const found = named.filter((r) => r.type === type);

@@ -19,9 +19,11 @@ export interface DomainRow {
   verified_at: number | null;
   /** The sending pool its mail goes from (one of delivery.pools); null: the workspace's, else the stream's. */
   pool: string | null;
+  /** Receives mail for applications (SPEC §14): its routes' recipients are accepted by the inbound MX. */
+  inbound: boolean;
 }
 
-type NewDomain = Omit<DomainRow, 'id' | 'pool'> & { pool?: string | null };
+type NewDomain = Omit<DomainRow, 'id' | 'pool' | 'inbound'> & { pool?: string | null; inbound?: boolean };
 
 const normalise = (row: DomainRow | undefined): DomainRow | undefined =>
   row && {
@@ -29,12 +31,13 @@ const normalise = (row: DomainRow | undefined): DomainRow | undefined =>
     open_tracking: bool(row.open_tracking),
     click_tracking: bool(row.click_tracking),
     return_path_verified: bool(row.return_path_verified),
+    inbound: bool(row.inbound),
   };
 
 export const domainsRepo = {
   async insert(db: Conn, row: NewDomain): Promise<DomainRow> {
     const [inserted] = await db('domains').insert(row).returning('id');
-    return { ...row, pool: row.pool ?? null, id: insertedId(inserted) };
+    return { ...row, pool: row.pool ?? null, inbound: row.inbound ?? false, id: insertedId(inserted) };
   },
   byName: async (db: Conn, name: string) => normalise(await db('domains').where({ name }).first()),
   byId: async (db: Conn, id: number) => normalise(await db('domains').where({ id }).first()),

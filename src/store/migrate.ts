@@ -17,8 +17,9 @@ import * as shaping from './migrations/014_shaping.ts';
 import * as queueHolds from './migrations/015_queue_holds.ts';
 import * as pools from './migrations/016_pools.ts';
 import * as sendingAddresses from './migrations/017_sending_addresses.ts';
+import * as inboundRoutes from './migrations/018_inbound_routes.ts';
 
-type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
+type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } };
 
 /** Migrations are imported, not globbed from disk, so they run the same under tsx and in tests. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -39,6 +40,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '015_queue_holds': queueHolds,
   '016_pools': pools,
   '017_sending_addresses': sendingAddresses,
+  '018_inbound_routes': inboundRoutes,
 };
 
 /** The migrations in order, for knex's migrator (`migrate.up`, `.down` in tests). */

@@ -22,7 +22,8 @@ import {
 /** A pending delivery with the exact bytes to send. */
 export interface DueDelivery {
   id: number;
-  event_id: number;
+  /** Null for a route's delivery; its `webhook-id` is then named after the delivery. */
+  event_id: number | null;
   endpoint_id: number;
   email_id: number;
   event: string;
@@ -37,12 +38,13 @@ export interface EndpointPolicy {
   disableAfterMs: number;
 }
 
+// A route's delivery carries its own payload; an event's delivery sends the event's.
 const pendingOf = (db: Conn, endpointId: number) =>
   db('webhook_deliveries as d')
-    .join('events as ev', 'ev.id', 'd.event_id')
+    .leftJoin('events as ev', 'ev.id', 'd.event_id')
     .where({ 'd.endpoint_id': endpointId, 'd.status': 'pending' })
     .orderBy('d.id')
-    .select('d.id', 'd.event_id', 'd.endpoint_id', 'd.email_id', 'd.event', 'd.attempts', 'd.created_at', 'ev.payload');
+    .select('d.id', 'd.event_id', 'd.endpoint_id', 'd.email_id', 'd.event', 'd.attempts', 'd.created_at', db.raw('coalesce(d.payload, ev.payload) as payload'));
 
 export const webhookQueue = {
   /**
@@ -55,7 +57,7 @@ export const webhookQueue = {
   async queueMany(tx: Tx, events: { event: OutboxEvent; at: number }[]): Promise<number> {
     if (events.length === 0) return 0;
     const workspaces = [...new Set(events.map((e) => e.event.workspace_id))];
-    const endpoints: WebhookEndpointRow[] = await tx('webhook_endpoints').whereIn('workspace_id', workspaces).orderBy('id');
+    const endpoints: WebhookEndpointRow[] = await tx('webhook_endpoints').whereIn('workspace_id', workspaces).whereNull('route_match').orderBy('id');
     if (endpoints.length === 0) return 0;
     const rows: Omit<WebhookDeliveryRow, 'id'>[] = [];
     for (const { event: e, at } of events) {

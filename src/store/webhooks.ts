@@ -17,13 +17,17 @@ export interface WebhookEndpointRow {
   next_probe_at?: number | null;
   lease_owner?: string | null;
   lease_until?: number | null;
+  /** Set on a route (SPEC §14): its match; null on a webhook endpoint. */
+  route_match?: string | null;
+  route_priority?: number;
   created_at: number;
   updated_at: number;
 }
 
 export interface WebhookDeliveryRow {
   id: number;
-  event_id: number;
+  /** Null for a route's delivery of a received message (`inbound_id`, `payload`). */
+  event_id: number | null;
   endpoint_id: number;
   workspace_id: number;
   email_id: number;
@@ -89,7 +93,8 @@ export const webhooksRepo = {
     const [inserted] = await db('webhook_endpoints').insert(row).returning('id');
     return insertedId(inserted);
   },
-  endpointsOf: (db: Conn, workspaceId: number): Promise<WebhookEndpointRow[]> => db('webhook_endpoints').where({ workspace_id: workspaceId }).orderBy('id'),
+  endpointsOf: (db: Conn, workspaceId: number): Promise<WebhookEndpointRow[]> =>
+    db('webhook_endpoints').where({ workspace_id: workspaceId }).whereNull('route_match').orderBy('id'),
 
   /**
    * A delivery log entry for each delivery skipped because its endpoint is disabled: no POST
@@ -110,7 +115,8 @@ export const webhooksRepo = {
     }));
     for (let i = 0; i < entries.length; i += 200) await tx('webhook_attempts').insert(entries.slice(i, i + 200));
   },
-  endpointById: (db: Conn, id: number): Promise<WebhookEndpointRow | undefined> => db('webhook_endpoints').where({ id }).first(),
+  /** A webhook endpoint (not a route). */
+  endpointById: (db: Conn, id: number): Promise<WebhookEndpointRow | undefined> => db('webhook_endpoints').where({ id }).whereNull('route_match').first(),
   async updateEndpoint(db: Conn, id: number, patch: Partial<Omit<WebhookEndpointRow, 'id' | 'workspace_id' | 'created_at'>>): Promise<void> {
     await db('webhook_endpoints').where({ id }).update(patch);
   },

@@ -7,7 +7,7 @@ import type { Db } from '../store/db.ts';
 import type { GroupCommitter } from '../store/groupCommit.ts';
 import { webhookQueue, type DueDelivery, type EndpointPolicy } from '../store/webhookQueue.ts';
 import type { EndpointStatus, WebhookAttemptRow, WebhookEndpointRow } from '../store/webhooks.ts';
-import { webhookId, type PostResult, type WebhookPoster } from './post.ts';
+import { deliveryWebhookId, type PostResult, type WebhookPoster } from './post.ts';
 
 /** Endpoints one process sends to at once, each in a lane of its own. */
 const MAX_LANES = 64;
@@ -120,18 +120,19 @@ export class WebhookDispatcher {
       return flushing;
     };
     while (ep && !this.stopping) {
+      const probing = ep.status === 'paused';
       const rows = await this.work(ep);
       if (rows.length === 0) break;
       for (const row of rows) {
         if (this.stopping) break;
-        const result = await this.deps.poster.post(ep.url, row.payload, ep.secret, webhookId(row.event_id));
+        const result = await this.deps.poster.post(ep.url, row.payload, ep.secret, deliveryWebhookId(row));
         if (result.ok) {
           answered.push({ row, result });
           if (answered.length >= FLUSH_EVERY) void flush(ep.id);
           continue;
         }
         await flush(ep.id);
-        const status = await this.recordFailure(row, result);
+        const status = await this.recordFailure(row, result, probing);
         if (status !== 'active') break;
       }
       await flush(ep.id);
@@ -189,8 +190,12 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Logs a failed attempt and applies it; returns the endpoint's status after it. */
-  private recordFailure(row: DueDelivery, result: PostResult): Promise<EndpointStatus | 'lease_lost'> {
+  /**
+   * Logs a failed attempt and applies it; returns the endpoint's status after it. A failed probe
+   * spends nothing of its delivery's retries: the probe runs on the endpoint's schedule, and an
+   * outage longer than the retry series must not give up the oldest waiting delivery.
+   */
+  private recordFailure(row: DueDelivery, result: PostResult, probe: boolean): Promise<EndpointStatus | 'lease_lost'> {
     const { clock, metrics } = this.deps;
     return this.deps.committer.run(async (tx) => {
       const now = clock.now();
@@ -199,7 +204,7 @@ export class WebhookDispatcher {
         return 'lease_lost' as const;
       }
       await webhookQueue.logAttempt(tx, this.attemptRow(row, result, now));
-      const next = retryAt(this.deps.config.retrySchedule, row.attempts + 1, now);
+      const next = probe ? now : retryAt(this.deps.config.retrySchedule, row.attempts + 1, now);
       metrics?.webhookAttempts.inc({ outcome: next === null ? 'gave_up' : 'failed' });
       return webhookQueue.failed(tx, row, now, next, this.policy);
     });

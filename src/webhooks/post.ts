@@ -27,6 +27,9 @@ export const standardSignature = (secret: string, id: string, timestamp: number,
 /** The `webhook-id` of an event: the same for every attempt and replay of it, to deduplicate on. */
 export const webhookId = (eventId: number): string => `evt_${eventId}`;
 
+/** The `webhook-id` of a delivery: its event's, or for a route's delivery of a received message, its own. */
+export const deliveryWebhookId = (d: { id: number; event_id: number | null }): string => (d.event_id === null ? `rcv_${d.id}` : webhookId(d.event_id));
+
 /** The part of a receiver's answer the delivery log keeps. */
 export const RESPONSE_BODY_LIMIT = 4096;
 

@@ -47,7 +47,13 @@ describe.each(STORES)('retention of delivered mail (%s)', (kind) => {
     await report(clock.now(), 'postmaster@young.test');
 
     clock.advance(29 * DAY);
-    expect(await pruneRetained(db, clock.now(), env.server.config.retention.days)).toStrictEqual({ messageBodies: 1, events: 1, inboundReports: 1, sandboxCaptures: 0 });
+    expect(await pruneRetained(db, clock.now(), env.server.config.retention.days)).toStrictEqual({
+      messageBodies: 1,
+      events: 1,
+      inboundReports: 1,
+      inboundMessages: 0,
+      sandboxCaptures: 0,
+    });
     expect((await db('inbound_reports').select('rcpt')).map((r: { rcpt: string }) => r.rcpt)).toStrictEqual(['postmaster@young.test']);
     const content = async (id: number) => (await db('message_contents').where({ message_id: id }).first())?.content ?? null;
     expect(await content(old)).toBeNull();

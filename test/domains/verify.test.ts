@@ -98,6 +98,34 @@ describe.each(STORES)('domain records and verification (%s)', (kind) => {
     expect(verified.body.problems.some((p: string) => p.startsWith('return_path:'))).toBe(true);
   });
 
+  it('`domain inbound D on` makes the MX of D to this server a required record, verified through DNS', async () => {
+    const { dns, cfg } = await setup(kind);
+    const added = oneJson(await runCli([...cfg, 'domain', 'add', 'in.example.test', '--workspace', 'acme', '--json']));
+    const early = await runCli([...cfg, 'domain', 'inbound', 'in.example.test', 'on']);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toMatch(/must be verified before it can receive mail/);
+    publish(dns, added.records);
+    oneJson(await runCli([...cfg, 'domain', 'verify', 'in.example.test', '--json']));
+
+    const on = oneJson(await runCli([...cfg, 'domain', 'inbound', 'in.example.test', 'on', '--json']));
+    expect(on.inbound).toBe(true);
+    const mx = on.records.find((r: RecordJson) => r.purpose === 'inbound');
+    expect(mx).toMatchObject({ type: 'MX', name: 'in.example.test', value: 'mail.mailsvc.test', priority: 10, required: true, verified: false });
+    const text = await runCli([...cfg, 'domain', 'show', 'in.example.test']);
+    expect(text.stdout).toMatch(/receiving: on/);
+    expect(text.stdout).toMatch(/inbound\s+MX\s+in\.example\.test\s+10\s+mail\.\S+\s+yes\s+no/);
+
+    // Required: without it the domain is no longer verified.
+    const failed = await runCli([...cfg, 'domain', 'verify', 'in.example.test', '--json']);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/inbound: MX in\.example\.test (points to nothing|not found)/);
+    publish(dns, on.records);
+    const ok = oneJson(await runCli([...cfg, 'domain', 'verify', 'in.example.test', '--json']));
+    expect([ok.status, ok.records.every((r: { verified: boolean }) => r.verified)]).toStrictEqual(['verified', true]);
+    const off = oneJson(await runCli([...cfg, 'domain', 'inbound', 'in.example.test', 'off', '--json']));
+    expect([off.inbound, off.records.some((r: RecordJson) => r.purpose === 'inbound')]).toStrictEqual([false, false]);
+  });
+
   it('refuses a duplicate or malformed domain name clearly', async () => {
     const { server } = await setup(kind);
     const { apiKey } = await server.workspace('dup');

@@ -53,3 +53,47 @@ describe('checkRecipient', () => {
     expect(rcpt('fbl@bounces.mailsvc.test', 3)).toMatchObject({ ok: false, reply: { code: 452, status: '4.5.3' } });
   });
 });
+
+describe('checkRecipient for receiving domains (SPEC §14)', () => {
+  const m = (prefix: string, suffix: string | null) => ({ prefix, suffix, domain: 'acme.test' });
+  const receiving = {
+    domains: new Map([
+      [
+        'acme.test',
+        {
+          workspaceId: 9,
+          routes: [
+            { id: 1, match: m('', ''), priority: 0, workspaceId: 9 },
+            { id: 2, match: m('support', null), priority: 0, workspaceId: 9 },
+          ],
+        },
+      ],
+      ['quiet.test', { workspaceId: 9, routes: [] }],
+    ]),
+  };
+  const withRoutes: RecipientPolicy = { ...policy, receiving, maxRouteRecipients: 5 };
+  const to = (address: string, accepted = 0) => checkRecipient({ accepted }, address, withRoutes);
+
+  it('takes a recipient a route matches, naming the most specific route and its workspace', () => {
+    expect(to('Support@ACME.test')).toEqual({ ok: true, value: { kind: 'route', address: 'support@acme.test', routeId: 2, workspaceId: 9 } });
+    expect(to('anyone@acme.test')).toMatchObject({ ok: true, value: { routeId: 1 } });
+  });
+
+  it('refuses a receiving domain’s recipient no route matches with 550 5.1.1, and still refuses relaying and routing tricks', () => {
+    const none = to('anyone@quiet.test');
+    expect(none.ok ? null : [none.reply.code, none.reply.status, none.reason]).toEqual([550, '5.1.1', 'noRoute']);
+    const relay = to('a@elsewhere.example');
+    expect(relay.ok ? null : relay.reason).toBe('relayDenied');
+    const trick = to('a%elsewhere.example@acme.test');
+    expect(trick.ok ? null : trick.reason).toBe('routingRefused');
+    expect(to('postmaster@bounces.mailsvc.test')).toMatchObject({ ok: true, value: { kind: 'postmaster' } });
+  });
+
+  it('allows routes their own recipient cap and reports theirs', () => {
+    expect(to('a@acme.test', 4)).toMatchObject({ ok: true });
+    const over = to('a@acme.test', 5);
+    expect(over.ok ? null : over.reason).toBe('tooManyRecipients');
+    const report = to('postmaster@bounces.mailsvc.test', 3);
+    expect(report.ok ? null : report.reason).toBe('tooManyRecipients');
+  });
+});

@@ -5,7 +5,7 @@ export const DnsRecord = Type.Object({
   name: Type.String(),
   value: Type.String(),
   priority: Type.Optional(Type.Integer()),
-  purpose: Type.Union([Type.Literal('dkim'), Type.Literal('return_path'), Type.Literal('spf'), Type.Literal('dmarc')]),
+  purpose: Type.Union([Type.Literal('dkim'), Type.Literal('return_path'), Type.Literal('spf'), Type.Literal('dmarc'), Type.Literal('inbound')]),
   required: Type.Boolean(),
   verified: Type.Boolean(),
 });
@@ -28,6 +28,7 @@ export const Domain = Type.Object(
       description:
         "the sending pool (a name of the server's delivery.pools) its mail goes from; null: the workspace's pool, else the stream's, else every source address",
     }),
+    inbound: Type.Boolean({ description: 'receives mail for its routes (its `inbound` MX record is then required)' }),
     return_path_domain: Type.Union([Type.String(), Type.Null()]),
     created_at: Type.String(),
     verified_at: Type.Union([Type.String(), Type.Null()]),
@@ -46,6 +47,7 @@ export const PatchDomainBody = Type.Object(
         description: "a pool named in the server's delivery.pools (422 otherwise), or null to name none",
       }),
     ),
+    inbound: Type.Optional(Type.Boolean({ description: 'receive mail for routes; the domain must be verified' })),
   },
   { additionalProperties: false },
 );

@@ -9,6 +9,7 @@ function printDomain(d: DomainView): void {
     `${d.name} (id ${d.id}): ${d.status}${d.verified_by === 'override' ? ' (OPERATOR OVERRIDE, no DNS proof)' : d.verified_by === 'sandbox' ? ' (in the sandbox: its records count as published here only)' : ''}`,
     `  open tracking ${d.open_tracking ? 'on' : 'off'}, click tracking ${d.click_tracking ? 'on' : 'off'}`,
     `  sending pool: ${d.pool ?? "none of its own (the workspace's, else the stream's, else every source address)"}`,
+    `  receiving: ${d.inbound ? 'on (mail for its routes comes in through the inbound MX)' : 'off'}`,
     '',
     'Publish these DNS records:',
   ]);
@@ -96,6 +97,16 @@ export function registerDomainCommands(program: Command, ctx: CliContext): void 
       const { domains } = await ctx.open();
       const view = domains.view(await named('domain', name, () => domains.update(null, name, opts)));
       emit(opts.json, view, () => printLines([`${view.name}: open tracking ${view.open_tracking ? 'on' : 'off'}, click tracking ${view.click_tracking ? 'on' : 'off'}`]));
+    });
+
+  domain
+    .command('inbound <domain> <on|off>')
+    .description('receive mail for its routes (`route add`); on adds the required MX record of the domain to this server')
+    .option('--json', 'print JSON')
+    .action(async (name: string, state: string, opts: { json?: boolean }) => {
+      const { domains } = await ctx.open();
+      const view = domains.view(await named('domain', name, () => domains.update(null, name, { inbound: onOff(state) })));
+      emit(opts.json, view, () => printDomain(view));
     });
 
   domain

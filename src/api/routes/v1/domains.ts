@@ -54,8 +54,8 @@ export const domainRoutes =
       },
       async (request) => {
         requireWorkspaceKey(request.principal, 'change domains');
-        const { open_tracking: open, click_tracking: click, pool } = request.body;
-        return domains.view(await domains.update(scope(request.principal), request.params.id, { open, click, pool }));
+        const { open_tracking: open, click_tracking: click, pool, inbound } = request.body;
+        return domains.view(await domains.update(scope(request.principal), request.params.id, { open, click, pool, inbound }));
       },
     );
 
