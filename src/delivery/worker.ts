@@ -293,6 +293,10 @@ export class DeliveryWorker {
       if (full.length === 0) break;
       capped = true;
       shape.exclude.push(...full);
+      // Another round only while some other group may still have room: with one group known
+      // (one destination) it would scan that group's whole backlog to find nothing.
+      const others = perGroup.size > full.length || shape.caps.some(([group, cap]) => cap > 0 && !shape.exclude.includes(group));
+      if (!others) break;
     }
     this.pass.claimed += count;
     return { count, capped };
