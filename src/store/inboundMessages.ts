@@ -1,5 +1,5 @@
 import { insertedId, type Conn, type Tx } from './db.ts';
-import { webhooksRepo, type WebhookDeliveryRow, type WebhookEndpointRow } from './webhooks.ts';
+import { outboxRow, webhooksRepo, type WebhookDeliveryRow, type WebhookEndpointRow } from './webhooks.ts';
 
 /** A message received for a workspace's routes (SPEC §14), with its raw bytes. */
 export interface InboundMessageRow {
@@ -52,27 +52,10 @@ export const inboundMessagesRepo = {
       )
       .whereNotNull('route_match');
     const byId = new Map(routes.map((r) => [r.id, r]));
+    const received = { id: null, workspace_id: inbound.workspace_id, email_id: inbound.id, event: 'email.received' };
     const rows = deliveries
       .filter((d) => byId.has(d.routeId))
-      .map((d) => {
-        const pending = byId.get(d.routeId)!.status !== 'disabled';
-        return {
-          event_id: null,
-          inbound_id: inbound.id,
-          payload: d.payload,
-          endpoint_id: d.routeId,
-          workspace_id: inbound.workspace_id,
-          email_id: inbound.id,
-          event: 'email.received',
-          status: pending ? 'pending' : 'skipped',
-          attempts: 0,
-          due_at: pending ? at : null,
-          lease_owner: null,
-          lease_until: null,
-          created_at: at,
-          updated_at: at,
-        };
-      });
+      .map((d) => ({ ...outboxRow(byId.get(d.routeId)!, received, at), inbound_id: inbound.id, payload: d.payload }));
     if (rows.length === 0) return 0;
     const inserted: WebhookDeliveryRow[] = await tx('webhook_deliveries').insert(rows).returning('*');
     const skipped = inserted.filter((r) => r.status === 'skipped');

@@ -43,7 +43,8 @@ export interface WebhookDeliveryRow {
 
 /** A recorded event, as the outbox needs it. */
 export interface OutboxEvent {
-  id: number;
+  /** Null for a received message's delivery to a route, which carries its own payload. */
+  id: number | null;
   workspace_id: number;
   email_id: number;
   event: string;
