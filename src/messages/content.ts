@@ -42,6 +42,8 @@ export interface MessageEnvelope {
   bcc: string[];
   reply_to: string[];
   tags: { name: string; value: string }[];
+  /** Absent in rows written before messages had metadata. */
+  metadata?: Record<string, string>;
 }
 
 /**
@@ -59,7 +61,7 @@ export function mimeContent(raw: Buffer): MimeContent {
 
 export function storeContent(
   content: MessageContent,
-  addressing: { to: Mailbox[]; cc: Mailbox[]; bcc: Mailbox[]; replyTo: Mailbox[]; tags: MessageEnvelope['tags'] },
+  addressing: { to: Mailbox[]; cc: Mailbox[]; bcc: Mailbox[]; replyTo: Mailbox[]; tags: MessageEnvelope['tags']; metadata: Record<string, string> },
 ): StoredContent {
   const envelope: MessageEnvelope = {
     to: addressing.to.map(formatMailbox),
@@ -67,6 +69,7 @@ export function storeContent(
     bcc: addressing.bcc.map(formatMailbox),
     reply_to: addressing.replyTo.map(formatMailbox),
     tags: addressing.tags,
+    ...(Object.keys(addressing.metadata).length > 0 ? { metadata: addressing.metadata } : {}),
   };
   return { content: JSON.stringify(content), envelope: JSON.stringify(envelope) };
 }

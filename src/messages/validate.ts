@@ -11,7 +11,8 @@ export const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600_000;
 export interface SendInput {
   from: string;
   to: string | string[];
-  subject: string;
+  /** Required unless `template` names a stored template that gives it. */
+  subject?: string;
   html?: string;
   text?: string;
   cc?: string | string[];
@@ -23,6 +24,10 @@ export interface SendInput {
   stream?: string;
   attachments?: { filename: string; content: string; content_type?: string }[];
   tags?: { name: string; value: string }[];
+  metadata?: Record<string, string>;
+  /** A stored template by id or name; `templates/` renders it into `subject`, `html` and `text`. */
+  template?: string | number;
+  variables?: Record<string, unknown>;
 }
 
 export type RecipientKind = 'to' | 'cc' | 'bcc';
@@ -38,6 +43,7 @@ export interface NormalisedMessage {
   /** What is sent: fields from the API, raw MIME from SMTP submission. */
   content: MessageContent;
   tags: { name: string; value: string }[];
+  metadata: Record<string, string>;
   stream: Stream;
   /** Null: send now. */
   scheduledAt: number | null;
@@ -72,6 +78,9 @@ const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const CONTENT_TYPE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/i;
 const TAG_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+export const MAX_TAGS = 10;
+export const MAX_METADATA_KEYS = 20;
+export const MAX_LABEL_VALUE = 256;
 
 const list = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 const hasBreak = (s: string) => /[\r\n]/.test(s);
@@ -122,11 +131,27 @@ function attachments(value: SendInput['attachments']): Attachment[] {
 }
 
 function tags(value: SendInput['tags']): { name: string; value: string }[] {
-  return (value ?? []).map((t, i) => {
+  const given = value ?? [];
+  if (given.length > MAX_TAGS) throw invalid(`Field \`tags\` has ${given.length} tags; at most ${MAX_TAGS}`);
+  return given.map((t, i) => {
     if (!TAG_NAME.test(t.name)) throw invalid(`Field \`tags[${i}]\`.name must be 1-64 letters, digits, _ or -`);
+    if (t.value.length > MAX_LABEL_VALUE) throw invalid(`Field \`tags[${i}]\`.value is longer than ${MAX_LABEL_VALUE} characters`);
     if (hasBreak(t.value)) throw invalid(`Field \`tags[${i}]\`.value must not contain line breaks`);
     return { name: t.name, value: t.value };
   });
+}
+
+function metadata(value: SendInput['metadata']): Record<string, string> {
+  const entries = Object.entries(value ?? {});
+  if (entries.length > MAX_METADATA_KEYS) throw invalid(`Field \`metadata\` has ${entries.length} keys; at most ${MAX_METADATA_KEYS}`);
+  const out: Record<string, string> = {};
+  for (const [key, v] of entries) {
+    if (!TAG_NAME.test(key)) throw invalid(`Field \`metadata\` has a key ${JSON.stringify(key.slice(0, 80))}: keys are 1-64 letters, digits, _ or -`);
+    if (typeof v !== 'string') throw invalid(`Field \`metadata.${key}\` must be a string`);
+    if (v.length > MAX_LABEL_VALUE) throw invalid(`Field \`metadata.${key}\` is longer than ${MAX_LABEL_VALUE} characters`);
+    out[key] = v;
+  }
+  return out;
 }
 
 /** Every rule of POST /emails beyond JSON types; throws a 422 naming the field. */
@@ -138,6 +163,7 @@ export function validateSend(input: SendInput, now: number): NormalisedMessage {
   const cc = mailboxes('cc', input.cc);
   const bcc = mailboxes('bcc', input.bcc);
   const replyTo = mailboxes(input.replyTo !== undefined ? 'replyTo' : 'reply_to', input.replyTo ?? input.reply_to);
+  if (input.subject === undefined) throw invalid('Missing required field `subject`');
   if (!input.subject.trim()) throw invalid('Field `subject` must not be empty');
   if (hasBreak(input.subject)) throw invalid('Field `subject` must not contain line breaks');
   const stream = (input.stream ?? 'transactional') as Stream;
@@ -174,6 +200,7 @@ export function validateSend(input: SendInput, now: number): NormalisedMessage {
     subject: input.subject,
     content: { kind: 'fields', html: input.html ?? null, text: input.text ?? null, headers: headers(input.headers), attachments: files },
     tags: tags(input.tags),
+    metadata: metadata(input.metadata),
     stream,
     scheduledAt: scheduledAt(input.scheduled_at, now),
     recipients,

@@ -15,6 +15,7 @@ export function messageSummary(row: MessageRow) {
     reply_to: env.reply_to,
     subject: row.subject,
     tags: env.tags,
+    metadata: env.metadata ?? {},
     created_at: iso(row.created_at),
     scheduled_at: isoOrNull(row.scheduled_at),
   };

@@ -191,6 +191,7 @@ export async function readSubmission(raw: Buffer, rcpts: Mailbox[], now: number)
       subject: parsed.subject ?? '',
       content: mimeContent(Buffer.concat([finalHead, Buffer.from('\r\n'), body])),
       tags: [],
+      metadata: {},
       stream,
       scheduledAt: null,
       recipients,

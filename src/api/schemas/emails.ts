@@ -8,7 +8,7 @@ export const SendBody = Type.Object(
   {
     from: Type.String({ maxLength: 998, description: '`addr@domain` or `Name <addr@domain>` on a verified domain' }),
     to: OneOrMany('one recipient or many'),
-    subject: Type.String({ maxLength: 998 }),
+    subject: Type.Optional(Type.String({ maxLength: 998, description: 'required unless `template` is given' })),
     html: Type.Optional(Type.String()),
     text: Type.Optional(Type.String()),
     cc: Type.Optional(OneOrMany('carbon copy')),
@@ -27,7 +27,26 @@ export const SendBody = Type.Object(
         { maxItems: 100 },
       ),
     ),
-    tags: Type.Optional(Type.Array(Type.Object({ name: Type.String(), value: Type.String({ maxLength: 256 }) }, { additionalProperties: false }), { maxItems: 50 })),
+    tags: Type.Optional(
+      Type.Array(Type.Object({ name: Type.String({ maxLength: 64 }), value: Type.String({ maxLength: 256 }) }, { additionalProperties: false }), {
+        maxItems: 10,
+        description: 'at most 10; names of 1-64 letters, digits, `_` or `-`; returned with the message and in every webhook payload of it',
+      }),
+    ),
+    metadata: Type.Optional(
+      Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 256 }), {
+        maxProperties: 20,
+        description: 'up to 20 string values of at most 256 characters; returned with the message and in every webhook payload of it',
+      }),
+    ),
+    template: Type.Optional(
+      Type.Union([Type.String({ maxLength: 200 }), Type.Integer({ minimum: 1 })], {
+        description: 'a stored template, by id or name, instead of `subject`, `html` and `text`',
+      }),
+    ),
+    variables: Type.Optional(
+      Type.Record(Type.String({ maxLength: 200 }), Type.Unknown(), { maxProperties: 1000, description: "the values of the template's `{{placeholders}}`" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -56,6 +75,7 @@ const summaryFields = {
   reply_to: Type.Array(Type.String()),
   subject: Type.String(),
   tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
+  metadata: Type.Record(Type.String(), Type.String()),
   created_at: Type.String(),
   scheduled_at: Type.Union([Type.String(), Type.Null()]),
 };
