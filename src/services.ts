@@ -73,7 +73,8 @@ export interface Services {
   sandbox: SandboxInbox;
   /** Signed session cookies of the web console. */
   consoleSessions: ConsoleSessions;
-  rateLimit(principal: Principal): Promise<RateDecision>;
+  /** Decides and counts a request; `count`: what it weighs (each message of a batch counts). */
+  rateLimit(principal: Principal, count?: number): Promise<RateDecision>;
   /** Pacing slots of destination groups' per-minute limits: in memory on SQLite, shared by every process on PostgreSQL. */
   pacer: Pacer;
   close(): Promise<void>;
@@ -107,7 +108,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const bounds = { maxLinks: config.tracking.maxLinksPerMessage, maxRenderedBytes: config.tracking.maxRenderedBytes, baseUrl: config.tracking.baseUrl };
   const accept = new AcceptService({ db, committer: acceptCommitter, clock, log, checkContent: (content) => checkRenderBounds(content, bounds) });
   const rateCounter = new RateCounter({ store: rateCountStore(db), flush: () => committer.run(async () => undefined) });
-  const exactRate = oneWriter ? null : new BatchedRateLimit((groups, windowSeconds) => rateLimits.hitGroups(db, groups, windowSeconds));
+  const exactRate = oneWriter
+    ? null
+    : new BatchedRateLimit(
+        (groups, windowSeconds) => rateLimits.hitGroups(db, groups, windowSeconds),
+        (keyId, second, count) => rateLimits.giveBack(db, keyId, second, count),
+      );
   // On PostgreSQL the counter stays empty: no hook.
   if (!exactRate) committer.setCommitHook({ due: () => rateCounter.due(), run: (tx) => rateCounter.beforeCommit(tx, clock.now()) });
   const keyring = await loadTokenKeyring(db, clock);
@@ -161,8 +167,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     // request's count costs no write of its own. PostgreSQL (many processes): exact across
     // them, checked and counted under the key's lock inside the server, one statement for the
     // requests that arrived together.
-    rateLimit: (principal) =>
-      exactRate ? exactRate.hit(principal.keyId, clock.now(), windowsFor(principal.limits)) : rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits)),
+    rateLimit: (principal, count = 1) =>
+      exactRate
+        ? exactRate.hit(principal.keyId, clock.now(), windowsFor(principal.limits), count)
+        : rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits), count),
     close: async () => {
       await accept.close();
       await inboundMessages.close();

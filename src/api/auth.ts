@@ -49,10 +49,14 @@ function bearer(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-function setRateHeaders(reply: FastifyReply, d: RateDecision): void {
+/** The RateLimit-* headers of a decision, and the 429 when it refused. */
+export function applyRateDecision(reply: FastifyReply, d: RateDecision): void {
   reply.header('RateLimit-Limit', d.window.limit);
   reply.header('RateLimit-Remaining', d.remaining);
   reply.header('RateLimit-Reset', d.reset);
+  if (!d.allowed) {
+    throw new ServiceError('RATE_LIMITED', `Rate limit exceeded: ${d.window.limit} requests per ${d.window.name}`, { 'Retry-After': String(d.retryAfter) });
+  }
 }
 
 /**
@@ -65,13 +69,6 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
     const viaCookie = request.headers.authorization === undefined && deps.console ? await sessionPrincipal(request, deps.console) : undefined;
     const principal = viaCookie ?? (await deps.authenticate(bearer(request)));
     request.principal = principal;
-    const decision = await deps.rateLimit(principal);
-    setRateHeaders(reply, decision);
-    if (!decision.allowed) {
-      const per = decision.window.name;
-      throw new ServiceError('RATE_LIMITED', `Rate limit exceeded: ${decision.window.limit} requests per ${per}`, {
-        'Retry-After': String(decision.retryAfter),
-      });
-    }
+    applyRateDecision(reply, await deps.rateLimit(principal));
   });
 }

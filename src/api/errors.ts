@@ -17,6 +17,9 @@ const NOUNS: Record<string, string> = { body: 'field', querystring: 'query param
 /** One sentence naming the field and the problem, e.g. ``Missing required field `subject` ``. */
 export function validationMessage(errors: ErrorObject[], context: string): string {
   const e = errors.find((x) => x.keyword === 'anyOf' || x.keyword === 'oneOf') ?? errors[0];
+  // A body that is an array (a batch) names the item, counted from 0, then the field in it.
+  const item = context === 'body' ? /^\/(\d+)(?=\/|$)/.exec(e.instancePath) : null;
+  if (item) return `Item ${item[1]}: ${validationMessage([{ ...e, instancePath: e.instancePath.slice(item[0].length) }], context)}`;
   const path = field(e.instancePath);
   const noun = NOUNS[context] ?? 'field';
   const subject = `${noun[0].toUpperCase()}${noun.slice(1)} \`${path}\``;
@@ -38,6 +41,12 @@ export function validationMessage(errors: ErrorObject[], context: string): strin
       return `${subject} must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
     case 'pattern':
       return `${subject} is not in the expected form`;
+    case 'maxItems':
+    case 'minItems': {
+      const limit = (e.params as { limit: number }).limit;
+      const bound = e.keyword === 'maxItems' ? 'at most' : 'at least';
+      return `${path ? subject : `The request ${context}`} must hold ${bound} ${limit} item${limit === 1 ? '' : 's'}`;
+    }
     default:
       return `${path ? subject : `The request ${context}`} ${e.message ?? 'is invalid'}`;
   }

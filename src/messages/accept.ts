@@ -1,5 +1,5 @@
 import { Batcher } from '../core/batcher.ts';
-import { conflict, invalid } from '../core/errors.ts';
+import { conflict, invalid, ServiceError } from '../core/errors.ts';
 import type { Clock, Logger } from '../core/ports.ts';
 import { randomHex } from '../core/random.ts';
 import { inTransaction, type Conn, type Db, type Tx } from '../store/db.ts';
@@ -18,14 +18,23 @@ import { IDEMPOTENCY_WINDOW_MS, type IdempotencyRequest } from './idempotency.ts
 import type { RecipientStatus } from './status.ts';
 import type { NormalisedMessage } from './validate.ts';
 
-export interface AcceptResult {
+export interface Accepted {
+  id: number;
+  stream: string;
+}
+
+export interface AcceptResult<Body = Accepted> {
   status: number;
-  body: { id: number; stream: string };
+  body: Body;
   replayed: boolean;
 }
 
-interface Replay {
-  replay: AcceptResult;
+/** The answer to `POST /emails/batch`: each message's id and stream, in the order given. */
+export type BatchBody = { data: Accepted[] };
+
+/** A stored answer: its body is the one given when the key was first used. */
+interface Replay<Body> {
+  replay: AcceptResult<Body>;
 }
 
 /** A message waiting for the next accepting batch. */
@@ -57,6 +66,16 @@ export interface AcceptDeps {
 
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
+/** Runs a check of a batch's item; a refusal names the item, counted from 0. */
+export async function atItem<T>(index: number, check: () => T | Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (err) {
+    if (err instanceof ServiceError && err.code === 'VALIDATION') throw invalid(`Item ${index}: ${err.message}`);
+    throw err;
+  }
+}
+
 /**
  * "Accept a message", shared by the HTTP API and SMTP submission. Each step is a guard that can
  * stop the message; the writes happen in one group-committed transaction, so the caller answers
@@ -84,11 +103,39 @@ export class AcceptService {
     await this.deps.checkContent?.(message.content);
     if (!idempotency) return this.batcher.add({ principal, message, source });
     try {
-      return await this.deps.committer.run((tx) => this.writeIdempotent(tx, { principal, message, source }, idempotency), LAST);
+      return await this.deps.committer.run((tx) => this.writeIdempotent(tx, [{ principal, message, source }], idempotency, ([one]) => one!), LAST);
     } catch (err) {
       // Another process committed the same Idempotency-Key between our read and our insert.
       if (err instanceof DuplicateKeyError) {
-        const stored = await this.stored(this.deps.db, principal, idempotency);
+        const stored = await this.stored<Accepted>(this.deps.db, principal, idempotency);
+        if (stored) return stored.replay;
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Messages accepted together (`POST /emails/batch`): every one is checked first, a refusal
+   * naming its index, then all are written by one job of a shared commit, so either all are
+   * accepted or none is. One Idempotency-Key covers the batch.
+   */
+  async acceptBatch(principal: Principal, messages: NormalisedMessage[], idempotency?: IdempotencyRequest): Promise<AcceptResult<BatchBody>> {
+    const checkedDomains = new Set<string>();
+    for (const [i, message] of messages.entries()) {
+      await atItem(i, async () => {
+        if (!checkedDomains.has(message.from.domain)) await this.checkSendingDomain(principal, message.from.domain);
+        checkedDomains.add(message.from.domain);
+        await this.deps.checkContent?.(message.content);
+      });
+    }
+    const batch = messages.map((message): Waiting => ({ principal, message, source: 'api' }));
+    const answer = (results: AcceptResult[]): AcceptResult<BatchBody> => ({ status: 201, body: { data: results.map((r) => r.body) }, replayed: false });
+    if (!idempotency) return answer(await this.commitBatch(() => batch));
+    try {
+      return await this.deps.committer.run((tx) => this.writeIdempotent(tx, batch, idempotency, answer), LAST);
+    } catch (err) {
+      if (err instanceof DuplicateKeyError) {
+        const stored = await this.stored<BatchBody>(this.deps.db, principal, idempotency);
         if (stored) return stored.replay;
       }
       throw err;
@@ -116,8 +163,8 @@ export class AcceptService {
   }
 
   /** The stored answer for a retried request, checked before anything else about it. */
-  async replay(principal: Principal, idempotency: IdempotencyRequest): Promise<AcceptResult | null> {
-    return (await this.stored(this.deps.db, principal, idempotency))?.replay ?? null;
+  async replay<Body = Accepted>(principal: Principal, idempotency: IdempotencyRequest): Promise<AcceptResult<Body> | null> {
+    return (await this.stored<Body>(this.deps.db, principal, idempotency))?.replay ?? null;
   }
 
   /** A domain removed or found unverified by this process: the next message from it is checked anew. */
@@ -142,7 +189,7 @@ export class AcceptService {
   }
 
   /** The stored answer for this key, or a 409 when the key was used for another body. */
-  private async stored(db: Db | Tx, principal: Principal, idem: IdempotencyRequest): Promise<Replay | null> {
+  private async stored<Body>(db: Db | Tx, principal: Principal, idem: IdempotencyRequest): Promise<Replay<Body> | null> {
     const row = await idempotencyRepo.find(db, principal.keyId, idem.key, this.deps.clock.now() - IDEMPOTENCY_WINDOW_MS);
     if (!row) return null;
     if (row.request_hash !== idem.hash) throw conflict('Idempotency-Key was already used with a different request');
@@ -244,17 +291,26 @@ export class AcceptService {
     };
   }
 
-  /** A message with an Idempotency-Key: the stored answer if the key was used, else written with it. */
-  private async writeIdempotent(tx: Tx, w: Waiting, idem: IdempotencyRequest): Promise<AcceptResult> {
-    const stored = await this.stored(tx, w.principal, idem);
+  /**
+   * Messages of one request with an Idempotency-Key (one, or a batch): the stored answer if the
+   * key was used, else written with it; `answer` makes the request's answer of their results.
+   */
+  private async writeIdempotent<Body>(
+    tx: Tx,
+    batch: Waiting[],
+    idem: IdempotencyRequest,
+    answer: (results: AcceptResult[]) => AcceptResult<Body>,
+  ): Promise<AcceptResult<Body>> {
+    const principal = batch[0]!.principal;
+    const stored = await this.stored<Body>(tx, principal, idem);
     if (stored) return stored.replay;
-    const [result] = await this.writeMany(tx, [w]);
+    const result = answer(await this.writeMany(tx, batch));
     const now = this.deps.clock.now();
     await idempotencyRepo.store(
       tx,
-      { api_key_id: w.principal.keyId, idem_key: idem.key, request_hash: idem.hash, response_status: 201, response_body: JSON.stringify(result!.body), created_at: now },
+      { api_key_id: principal.keyId, idem_key: idem.key, request_hash: idem.hash, response_status: 201, response_body: JSON.stringify(result.body), created_at: now },
       now - IDEMPOTENCY_WINDOW_MS,
     );
-    return result!;
+    return result;
   }
 }

@@ -22,7 +22,12 @@ interface Hit {
   keyId: number;
   second: number;
   windows: WindowLimit[];
+  /** What the request weighs: 1, or each message of a batch. */
+  count: number;
 }
+
+/** Takes back counts the store added for a weighted request that did not fit whole. */
+export type GiveBack = (keyId: number, second: number, count: number) => Promise<void>;
 
 /**
  * Exact rate limits shared by processes, one call per batch: requests read in the same turn of
@@ -34,12 +39,15 @@ interface Hit {
 export class BatchedRateLimit {
   private readonly batcher: Batcher<Hit, RateDecision>;
 
-  constructor(private readonly hitGroups: HitGroups) {
+  constructor(
+    private readonly hitGroups: HitGroups,
+    private readonly giveBack: GiveBack,
+  ) {
     this.batcher = new Batcher({ name: 'the rate limiter', maxInFlight: 1, start: 'immediate', write: (batch) => this.send(batch.take()) });
   }
 
-  hit(keyId: number, nowMs: number, windows: WindowLimit[]): Promise<RateDecision> {
-    return this.batcher.add({ keyId, second: Math.floor(nowMs / 1000), windows });
+  hit(keyId: number, nowMs: number, windows: WindowLimit[], count = 1): Promise<RateDecision> {
+    return this.batcher.add({ keyId, second: Math.floor(nowMs / 1000), windows, count });
   }
 
   /** One call per set of window lengths (every key has the same: minute and hour). */
@@ -63,10 +71,11 @@ export class BatchedRateLimit {
     const groups = new Map<string, { group: RateHitGroup; members: number[] }>();
     hits.forEach((p, i) => {
       const limits = p.windows.map((w) => w.limit);
-      const id = `${p.keyId}:${p.second}:${limits.join(',')}`;
+      // A weighted request is a group of its own: the store allows it only whole.
+      const id = p.count === 1 ? `${p.keyId}:${p.second}:${limits.join(',')}` : `weighted ${i}`;
       const entry = groups.get(id) ?? { group: { keyId: p.keyId, second: p.second, count: 0, limits }, members: [] };
       groups.set(id, entry);
-      entry.group.count += 1;
+      entry.group.count += p.count;
       entry.members.push(i);
     });
     const entries = [...groups.values()];
@@ -75,8 +84,18 @@ export class BatchedRateLimit {
       seconds,
     );
     const decisions = new Array<RateDecision>(hits.length);
+    const givingBack: Promise<void>[] = [];
     entries.forEach((entry, i) => {
       const { allowed, before } = results[i]!;
+      const weighted = hits[entry.members[0]!]!;
+      if (weighted.count > 1) {
+        const decision = decide(before, weighted.second, weighted.windows, weighted.count);
+        const whole = allowed === weighted.count;
+        // The store counted what fitted of a request that is refused: that part is taken back.
+        if (!whole && allowed > 0) givingBack.push(this.giveBack(weighted.keyId, weighted.second, allowed));
+        decisions[entry.members[0]!] = decision.allowed === whole ? decision : { ...decision, allowed: whole };
+        return;
+      }
       entry.members.forEach((index, k) => {
         const p = hits[index]!;
         // The k-th request of the group saw the buckets before it plus the group's earlier ones.
@@ -86,6 +105,7 @@ export class BatchedRateLimit {
         decisions[index] = decision.allowed === k < allowed ? decision : { ...decision, allowed: k < allowed };
       });
     });
+    await Promise.all(givingBack);
     return decisions;
   }
 }

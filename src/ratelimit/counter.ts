@@ -62,14 +62,14 @@ export class RateCounter<C> {
     this.refreshAfterMs = deps.refreshAfterMs ?? 1000;
   }
 
-  /** Decides one request and, when allowed, counts it. */
-  async hit(keyId: number, nowMs: number, windows: WindowLimit[]): Promise<RateDecision> {
+  /** Decides one request weighing `count` and, when allowed, counts it. */
+  async hit(keyId: number, nowMs: number, windows: WindowLimit[], count = 1): Promise<RateDecision> {
     const nowSecond = Math.floor(nowMs / 1000);
     const state = this.states.get(keyId) ?? (await this.load(keyId, nowSecond));
     state.usedAt = this.monotonic();
-    const decision = decide(this.buckets(state, nowSecond), nowSecond, windows);
+    const decision = decide(this.buckets(state, nowSecond), nowSecond, windows, count);
     if (decision.allowed) {
-      state.pending.set(nowSecond, (state.pending.get(nowSecond) ?? 0) + 1);
+      state.pending.set(nowSecond, (state.pending.get(nowSecond) ?? 0) + count);
       this.schedule();
     }
     return decision;

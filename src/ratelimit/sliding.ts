@@ -31,36 +31,37 @@ export const windowsFor = (limits: { perMinute: number; perHour: number }): Wind
   { name: 'hour', seconds: 3600, limit: limits.perHour },
 ];
 
-/** Seconds until fewer than `limit` requests remain inside the window. */
-function secondsUntilRoom(inWindow: Bucket[], window: WindowLimit, nowSecond: number): number {
+/** Seconds until the window has room for `count` more requests. */
+function secondsUntilRoom(inWindow: Bucket[], window: WindowLimit, nowSecond: number, count: number): number {
   let used = inWindow.reduce((n, b) => n + b.count, 0);
   for (const b of inWindow) {
-    if (used < window.limit) break;
+    if (used + count <= window.limit) break;
     used -= b.count;
-    if (used < window.limit) return b.second + window.seconds - nowSecond;
+    if (used + count <= window.limit) return b.second + window.seconds - nowSecond;
   }
   return 0;
 }
 
 /**
  * Decides one request given the buckets of the last hour (ascending by second). When allowed,
- * the figures already count this request.
+ * the figures already count this request. `count`: what the request weighs (a batch of messages
+ * counts each of them), allowed only when all of it fits.
  */
-export function decide(buckets: Bucket[], nowSecond: number, windows: WindowLimit[]): RateDecision {
+export function decide(buckets: Bucket[], nowSecond: number, windows: WindowLimit[], count = 1): RateDecision {
   const states = windows.map((window) => {
     const inWindow = buckets.filter((b) => b.second > nowSecond - window.seconds);
     const used = inWindow.reduce((n, b) => n + b.count, 0);
     return { window, inWindow, used };
   });
-  const refused = states.filter((s) => s.used >= s.window.limit);
+  const refused = states.filter((s) => s.used + count > s.window.limit);
   if (refused.length > 0) {
-    const waits = refused.map((s) => ({ s, wait: Math.max(1, secondsUntilRoom(s.inWindow, s.window, nowSecond)) }));
+    const waits = refused.map((s) => ({ s, wait: Math.max(1, secondsUntilRoom(s.inWindow, s.window, nowSecond, count)) }));
     const worst = waits.reduce((a, b) => (b.wait > a.wait ? b : a));
     return { allowed: false, window: worst.s.window, remaining: 0, reset: worst.wait, retryAfter: worst.wait };
   }
   const after = states.map((s) => {
     const oldest = s.inWindow[0]?.second ?? nowSecond;
-    return { window: s.window, remaining: s.window.limit - s.used - 1, reset: oldest + s.window.seconds - nowSecond };
+    return { window: s.window, remaining: s.window.limit - s.used - count, reset: oldest + s.window.seconds - nowSecond };
   });
   const tightest = after.reduce((a, b) => (b.remaining < a.remaining ? b : a));
   return { allowed: true, window: tightest.window, remaining: tightest.remaining, reset: tightest.reset, retryAfter: null };

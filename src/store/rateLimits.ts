@@ -59,6 +59,11 @@ export const rateLimits = {
     return out;
   },
 
+  /** Takes back counts added for a request that was refused after all (`BatchedRateLimit`). */
+  async giveBack(db: Db, keyId: number, second: number, count: number): Promise<void> {
+    await db('rate_limit_buckets').where({ key_id: keyId, second }).decrement('count', count);
+  },
+
   /** Buckets older than the longest window count for nothing. */
   async prune(db: Db, nowMs: number): Promise<number> {
     return db('rate_limit_buckets')

@@ -95,7 +95,13 @@ describe.skipIf(!CLUSTER_PG)('periodic jobs run by three processes at once (pg)'
     // Each pool's clock is a second off from the next, as the clocks of three processes reading
     // the time at slightly different moments around a second boundary.
     // Each process sends the hits that arrive while its previous call is in flight as one call.
-    const limiters = pools.map((pool) => new BatchedRateLimit((groups, seconds) => rateLimits.hitGroups(pool, groups, seconds)));
+    const limiters = pools.map(
+      (pool) =>
+        new BatchedRateLimit(
+          (groups, seconds) => rateLimits.hitGroups(pool, groups, seconds),
+          (keyId, second, count) => rateLimits.giveBack(pool, keyId, second, count),
+        ),
+    );
     const decisions = await Promise.all(Array.from({ length: 90 }, (_, i) => limiters[i % 3]!.hit(1, AT + (i % 3) * 1000, windows)));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(30);
     expect(decisions.filter((d) => !d.allowed).every((d) => d.retryAfter! > 0)).toBe(true);

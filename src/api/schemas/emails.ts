@@ -53,6 +53,16 @@ export const SendBody = Type.Object(
 
 export const SendResponse = Type.Object({ id: Type.Integer(), stream: Type.String() });
 
+export const MAX_BATCH = 100;
+
+export const BatchBody = Type.Array(SendBody, {
+  minItems: 1,
+  maxItems: MAX_BATCH,
+  description: `up to ${MAX_BATCH} send requests; each counts against the rate limit, and all are accepted or none`,
+});
+
+export const BatchResponse = Type.Object({ data: Type.Array(SendResponse, { description: 'one per message, in the order given' }) });
+
 const Recipient = Type.Object({
   address: Type.String(),
   status: Type.String({ description: `one of: ${RECIPIENT_STATUSES.join(', ')}` }),

@@ -1,15 +1,18 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { invalid } from '../../../core/errors.ts';
-import type { AcceptService } from '../../../messages/accept.ts';
+import { atItem, type AcceptService, type BatchBody } from '../../../messages/accept.ts';
 import { checkIdempotencyKey, requestHash } from '../../../messages/idempotency.ts';
 import type { MessageQueries } from '../../../messages/queries.ts';
 import { MESSAGE_STATUSES, RECIPIENT_STATUSES } from '../../../messages/status.ts';
 import { validateSend } from '../../../messages/validate.ts';
 import { messageSummary } from '../../../messages/views.ts';
 import type { Clock } from '../../../core/ports.ts';
+import type { Principal } from '../../../tenancy/principal.ts';
+import type { RateDecision } from '../../../ratelimit/sliding.ts';
+import { applyRateDecision } from '../../auth.ts';
 import { decodeCursor, toPage } from '../../pagination.ts';
 import { IdParams, authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
-import { Email, EmailContent, EmailSummary, ListEmailsQuery, SendBody, SendResponse } from '../../schemas/emails.ts';
+import { BatchBody as BatchRequest, BatchResponse, Email, EmailContent, EmailSummary, ListEmailsQuery, SendBody, SendResponse } from '../../schemas/emails.ts';
 import { messageSource } from '../../../delivery/preview.ts';
 
 const tags = ['emails'];
@@ -20,7 +23,13 @@ function oneOf(field: string, value: string | undefined, allowed: readonly strin
 }
 
 export const emailRoutes =
-  (deps: { accept: AcceptService; messages: MessageQueries; clock: Clock; config: { server: { hostname: string } } }): FastifyPluginAsyncTypebox =>
+  (deps: {
+    accept: AcceptService;
+    messages: MessageQueries;
+    clock: Clock;
+    config: { server: { hostname: string } };
+    rateLimit(principal: Principal, count?: number): Promise<RateDecision>;
+  }): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.addSchema(Email);
     app.addSchema(EmailSummary);
@@ -43,6 +52,43 @@ export const emailRoutes =
         const result =
           (idem && (await deps.accept.replay(request.principal, idem))) ||
           (await deps.accept.accept(request.principal, validateSend(request.body, deps.clock.now()), idem));
+        if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+        return reply.code(result.status).send(result.body);
+      },
+    );
+
+    app.post(
+      '/emails/batch',
+      {
+        schema: {
+          tags,
+          summary: 'Send up to 100 messages at once: all are accepted, or none',
+          security: bearerSecurity,
+          headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
+          body: BatchRequest,
+          response: { 201: BatchResponse, ...authErrors, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const items = request.body;
+        const header = request.headers['idempotency-key'];
+        const idem = header === undefined ? undefined : { key: checkIdempotencyKey(String(header)), hash: requestHash(items) };
+        const replayed = idem && (await deps.accept.replay<BatchBody>(request.principal, idem));
+        if (replayed) return reply.header('Idempotent-Replayed', 'true').code(replayed.status).send(replayed.body);
+        const now = deps.clock.now();
+        const messages = [];
+        for (const [i, item] of items.entries()) messages.push(await atItem(i, () => validateSend(item, now)));
+        // The request itself counted one message; each further one counts too.
+        if (items.length > 1) {
+          const decision = await deps.rateLimit(request.principal, items.length - 1);
+          if (!decision.allowed && items.length > decision.window.limit) {
+            throw invalid(
+              `A batch of ${items.length} messages is more than this key's rate limit of ${decision.window.limit} requests per ${decision.window.name}; send smaller batches`,
+            );
+          }
+          applyRateDecision(reply, decision);
+        }
+        const result = await deps.accept.acceptBatch(request.principal, messages, idem);
         if (result.replayed) reply.header('Idempotent-Replayed', 'true');
         return reply.code(result.status).send(result.body);
       },
