@@ -61,7 +61,7 @@ export interface RecordDeps {
 /** One attempt to record: the claimed row, its message and what the attempt amounted to. */
 export interface Attempt {
   row: RecipientRow;
-  message: Pick<MessageRow, 'id' | 'workspace_id' | 'stream' | 'domain'>;
+  message: Pick<MessageRow, 'id' | 'workspace_id' | 'stream' | 'domain' | 'envelope'>;
   verdict: Verdict;
 }
 

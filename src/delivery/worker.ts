@@ -305,11 +305,12 @@ export class DeliveryWorker {
   /** One recipient: the pipeline gives a verdict, which is then recorded under the lease. */
   private async deliver(row: RecipientRow): Promise<void> {
     const startedAt = Date.now();
-    let message = { id: row.message_id, workspace_id: row.workspace_id, stream: 'transactional' as 'transactional' | 'broadcast', domain: '' };
+    // Until the message is read: its labels unknown, an event of this attempt carries none.
+    let message = { id: row.message_id, workspace_id: row.workspace_id, stream: 'transactional' as 'transactional' | 'broadcast', domain: '', envelope: '{"tags":[]}' };
     let verdict: Verdict;
     try {
       const prepared = await this.pipeline.prepared(row.message_id);
-      message = prepared.message;
+      message = { ...prepared.message, envelope: prepared.row.envelope };
       verdict = await this.pipeline.attempt(row, prepared);
     } catch (err) {
       // Our own trouble (database, a broken stored message): retried like a 4xx, never a bounce.

@@ -23,6 +23,9 @@ export interface EventPayload {
   bounce_type?: BounceType;
   url?: string;
   provider: ProviderReport;
+  /** The message's tags and metadata (SPEC §15), present when it has either. */
+  tags?: { name: string; value: string }[];
+  metadata?: Record<string, string>;
 }
 
 export interface NewEvent {
@@ -35,6 +38,7 @@ export interface NewEvent {
   url?: string;
   provider: ProviderReport;
   at: number;
+  labels?: { tags: { name: string; value: string }[]; metadata: Record<string, string> } | null;
 }
 
 const payloadOf = (e: NewEvent, occurredAt: number): EventPayload => ({
@@ -45,6 +49,7 @@ const payloadOf = (e: NewEvent, occurredAt: number): EventPayload => ({
   ...(e.bounceType ? { bounce_type: e.bounceType } : {}),
   ...(e.url ? { url: e.url } : {}),
   provider: e.provider,
+  ...(e.labels ? { tags: e.labels.tags, metadata: e.labels.metadata } : {}),
 });
 
 /**

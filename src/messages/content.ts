@@ -87,3 +87,9 @@ export function readContent(stored: string | null): MessageContent | null {
 export function readEnvelope(stored: string): MessageEnvelope {
   return JSON.parse(stored) as MessageEnvelope;
 }
+
+/** A message's tags and metadata as its webhook payloads carry them; null when it has neither. */
+export function labelsOf(envelope: MessageEnvelope): { tags: MessageEnvelope['tags']; metadata: Record<string, string> } | null {
+  const metadata = envelope.metadata ?? {};
+  return envelope.tags.length > 0 || Object.keys(metadata).length > 0 ? { tags: envelope.tags, metadata } : null;
+}

@@ -4,6 +4,7 @@ import { deriveMessageStatuses, lockedStatusDerivations } from '../store/message
 import { messagesRepo, type MessageRow, type RecipientRow } from '../store/messages.ts';
 import { suppressionsRepo, type SuppressionReason } from '../store/suppressions.ts';
 import type { RecipientStatus } from './status.ts';
+import { labelsOf, readEnvelope } from './content.ts';
 
 /**
  * What happened to one recipient, written in the caller's transaction: the recipient row, the
@@ -12,7 +13,8 @@ import type { RecipientStatus } from './status.ts';
  */
 
 export interface Target {
-  message: Pick<MessageRow, 'id' | 'workspace_id' | 'stream' | 'domain'>;
+  /** `envelope` gives the message's tags and metadata, which every payload of it carries. */
+  message: Pick<MessageRow, 'id' | 'workspace_id' | 'stream' | 'domain' | 'envelope'>;
   recipient: Pick<RecipientRow, 'id' | 'address'>;
   at: number;
 }
@@ -33,6 +35,7 @@ async function suppress(tx: Tx, t: Target, reason: SuppressionReason): Promise<v
 }
 
 const event = (t: Target, name: EventPayload['event'], provider: ProviderReport, bounceType?: BounceType) => ({
+  labels: labelsOf(readEnvelope(t.message.envelope)),
   workspaceId: t.message.workspace_id,
   emailId: t.message.id,
   recipientId: t.recipient.id,

@@ -54,7 +54,7 @@ describe.each(STORES)('outcomes written as one batch (%s)', (kind) => {
     await db('recipients').where({ id: a.recipientIds[3] }).update({ lease_owner: 'w2' });
 
     const [ra, rb] = [await rowsOf(db, a.recipientIds), await rowsOf(db, b.recipientIds)];
-    const message = (id: number) => ({ id, workspace_id: a.workspaceId, stream: 'transactional' as const, domain: 'acme.test' });
+    const message = (id: number) => ({ id, workspace_id: a.workspaceId, stream: 'transactional' as const, domain: 'acme.test', envelope: '{"tags":[]}' });
     const batch: Attempt[] = [
       { row: ra[0]!, message: message(a.messageId), verdict: delivered },
       { row: ra[1]!, message: message(a.messageId), verdict: gone },
@@ -128,7 +128,7 @@ describe.each(STORES)('outcomes written as one batch (%s)', (kind) => {
       await expect(db.raw('select id from messages where id = ? for update nowait', [a.messageId])).rejects.toThrow(/could not obtain lock/);
     });
     seen.length = 0;
-    const message = { id: a.messageId, workspace_id: a.workspaceId, stream: 'transactional' as const, domain: 'acme.test' };
+    const message = { id: a.messageId, workspace_id: a.workspaceId, stream: 'transactional' as const, domain: 'acme.test', envelope: '{"tags":[]}' };
     const recorded = await db.transaction((tx) => recordVerdicts(tx, [{ row: rows[1]!, message, verdict: delivered }], deps('w1')));
     expect(recorded.map((r) => r.outcome)).toStrictEqual(['delivered']);
     // BEGIN, the rows with their messages' locks, the statuses with the events' latest times,
