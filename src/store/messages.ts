@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { insertedId, inTransaction, isPg, runAtomically, runTogether, type Conn, type Statement, type Tx } from './db.ts';
+import { inTransaction, isPg, runAtomically, runTogether, type Conn, type Statement, type Tx } from './db.ts';
 import { deriveMessageStatuses } from './messageStatus.ts';
 import { suppressionsRepo, type Stream } from './suppressions.ts';
 import { messageStatusOf, type MessageStatus, type RecipientStatus } from '../messages/status.ts';
@@ -85,6 +85,18 @@ const ROWS_PER_INSERT = 200;
 const contentRows = (messages: PlannedMessage[], ids: number[]) =>
   messages.flatMap(({ row: { content } }, i) => (content === null ? [] : [{ message_id: ids[i]!, content }]));
 
+/** The rows of new messages whose ids are known: each written once, with its Message-ID. */
+function rowsOf(messages: PlannedMessage[], ids: number[]) {
+  const rowsToInsert = messages.map(({ row: { content: _, ...row }, recipients, messageIdFor }, i) => ({
+    ...row,
+    id: ids[i]!,
+    status: initialStatus(recipients),
+    ...(messageIdFor ? { message_id_header: messageIdFor(ids[i]!) } : {}),
+  }));
+  const recipients = messages.flatMap((m, i) => m.recipients.map((r) => ({ ...r, message_id: ids[i]! })));
+  return { rowsToInsert, contents: contentRows(messages, ids), recipients };
+}
+
 /** The message with its body, as one row. */
 const withContent = (db: Conn) =>
   db('messages').leftJoin('message_contents', 'message_contents.message_id', 'messages.id').select('messages.*', 'message_contents.content');
@@ -99,14 +111,7 @@ const DRAW_IDS = "select nextval(pg_get_serial_sequence('messages', 'id'))::inte
 async function insertManyPg(tx: Conn, messages: PlannedMessage[], alongside: Statement[], drawn?: number[]): Promise<number[]> {
   const ids = drawn ?? (await messagesRepo.drawIds(tx, messages.length)).ids;
   if (ids.length !== messages.length) throw new Error(`${ids.length} ids drawn for ${messages.length} messages`);
-  const rowsToInsert = messages.map(({ row: { content: _, ...row }, recipients, messageIdFor }, i) => ({
-    ...row,
-    id: ids[i],
-    status: initialStatus(recipients),
-    ...(messageIdFor ? { message_id_header: messageIdFor(ids[i]) } : {}),
-  }));
-  const contents = contentRows(messages, ids);
-  const recipients = messages.flatMap((m, i) => m.recipients.map((r) => ({ ...r, message_id: ids[i] })));
+  const { rowsToInsert, contents, recipients } = rowsOf(messages, ids);
   const writes: Statement[] = [];
   for (let i = 0; i < rowsToInsert.length; i += ROWS_PER_INSERT) writes.push(tx('messages').insert(rowsToInsert.slice(i, i + ROWS_PER_INSERT)));
   for (let i = 0; i < contents.length; i += ROWS_PER_INSERT) writes.push(tx('message_contents').insert(contents.slice(i, i + ROWS_PER_INSERT)));
@@ -150,10 +155,10 @@ export const messagesRepo = {
   },
   /**
    * Inserts messages with their recipients in a few multi-row statements and returns their
-   * ids in the order given. The ids of one statement's rows ascend in the order of its VALUES,
-   * which is how they are matched back. No other transaction can see the new rows yet, so the
-   * Message-IDs named after the ids are set by one unlocked update (on SQLite; PostgreSQL
-   * draws the ids first and sends the inserts as one statement, `insertManyPg`). `alongside`:
+   * ids in the order given. The ids are known before the rows are written (SQLite reads the
+   * last one in the writing transaction; PostgreSQL draws them from the sequence and sends the
+   * inserts as one statement, `insertManyPg`), so each row is written once with the Message-ID
+   * named after its id. `alongside`:
    * writes of the same commit that go with the inserts (in the same round trip on PostgreSQL).
    * Given the database rather than a transaction (PostgreSQL only), the writes commit together on
    * their own; `alongside` then holds at most one write another commit could lock.
@@ -166,28 +171,18 @@ export const messagesRepo = {
     }
     if (isPg(tx)) return insertManyPg(tx, messages, alongside, drawn);
     if (!inTransaction(tx)) throw new Error('on SQLite, messages are inserted in a transaction');
-    const ids: number[] = [];
-    for (let i = 0; i < messages.length; i += ROWS_PER_INSERT) {
-      const chunk = messages.slice(i, i + ROWS_PER_INSERT);
-      const inserted: unknown[] = await tx('messages')
-        .insert(chunk.map(({ row: { content: _, ...row }, recipients }) => ({ ...row, status: initialStatus(recipients) })))
-        .returning('id');
-      ids.push(...inserted.map(insertedId).sort((a, b) => a - b));
-    }
-    const contents = contentRows(messages, ids);
+    // The ids are known before the insert, so each row is written once with its Message-ID
+    // (setting it afterwards rewrote every new row and its index entry). The read and the
+    // writes are one transaction: another connection's write in between makes the insert fail
+    // (SQLite refuses to upgrade a stale snapshot), never reuse an id.
+    const [{ last }] = (await tx.raw(
+      "select max(coalesce((select seq from sqlite_sequence where name = 'messages'), 0), coalesce((select max(id) from messages), 0)) as last",
+    )) as { last: number }[];
+    const ids = messages.map((_, i) => Number(last) + 1 + i);
+    const { rowsToInsert, contents, recipients } = rowsOf(messages, ids);
+    for (let i = 0; i < rowsToInsert.length; i += ROWS_PER_INSERT) await tx('messages').insert(rowsToInsert.slice(i, i + ROWS_PER_INSERT));
     for (let i = 0; i < contents.length; i += ROWS_PER_INSERT) await tx('message_contents').insert(contents.slice(i, i + ROWS_PER_INSERT));
-    const recipients = messages.flatMap((m, i) => m.recipients.map((r) => ({ ...r, message_id: ids[i] })));
     for (let i = 0; i < recipients.length; i += ROWS_PER_INSERT) await tx('recipients').insert(recipients.slice(i, i + ROWS_PER_INSERT));
-    const named = messages.flatMap((m, i) => (m.messageIdFor ? [[ids[i], m.messageIdFor(ids[i])] as const] : []));
-    for (let i = 0; i < named.length; i += ROWS_PER_INSERT) {
-      const chunk = named.slice(i, i + ROWS_PER_INSERT);
-      await tx('messages')
-        .whereIn(
-          'id',
-          chunk.map(([id]) => id),
-        )
-        .update({ message_id_header: tx.raw(`case id ${chunk.map(() => 'when ? then ?').join(' ')} end`, chunk.flat()) });
-    }
     await runTogether(tx, alongside);
     return ids;
   },
