@@ -49,6 +49,7 @@ export async function checkRenderBounds(content: MessageContent, bounds: RenderB
   if (html !== null) size += Buffer.byteLength(html) + growth(html) + pixelTag(`${base}/t/o/${'x'.repeat(tokenLength(WORST_ID_BYTES, MAX_KID_BYTES))}`).length;
   tooBig(size, bounds);
   if (html === null) return;
+  if (withinBoundsUnread(html, size, base, bounds)) return;
 
   let links = 0;
   const parser = new Parser(
@@ -80,6 +81,25 @@ export async function checkRenderBounds(content: MessageContent, bounds: RenderB
   }
   parser.end();
   check();
+}
+
+/**
+ * Whether the HTML is within both caps whatever its links turn out to be, so that it need not
+ * be parsed (most mail: a few links in a few kilobytes). Every `a` tag the parser can report
+ * starts with `<a` (any case), which bounds the links. A rewritten tag is at most its attributes
+ * re-escaped (each character 6 at most, `&quot;`), plus the tracked URL, whose token grows 1.6
+ * characters for each byte of the link (up to 3 per character), so each tag grows by less than
+ * 12 times its own length plus a fixed part; the tags do not overlap.
+ */
+function withinBoundsUnread(html: string, size: number, base: string, bounds: RenderBounds): boolean {
+  const tags = occurrencesIgnoringCase(html, '<a');
+  if (tags > bounds.maxLinks) return false;
+  const perLink = `${base}/t/c/`.length + tokenLength(1 + WORST_ID_BYTES, MAX_KID_BYTES) + 2;
+  return size + 12 * html.length + tags * perLink <= bounds.maxRenderedBytes;
+}
+
+function occurrencesIgnoringCase(text: string, of: string): number {
+  return occurrences(text, of) + occurrences(text, of.toUpperCase());
 }
 
 function tooBig(size: number, bounds: RenderBounds): void {

@@ -68,6 +68,28 @@ describe('caps on what one message costs to render', () => {
     expect((await send(html(300))).status).toBe(201);
   });
 
+  it('a message accepted without being parsed still renders within the cap, hostile attributes and long multibyte links included', async () => {
+    // Small enough that the HTML is not parsed (its `<a` count and 12 times its length fit),
+    // yet built to grow the most when rendered: quotes re-escaped, multibyte links in tokens.
+    const maxRenderedBytes = 40_000;
+    const env = await deliveryEnv('sqlite', { config: { tracking: { maxRenderedBytes } } });
+    const tag = `<a title='${'"'.repeat(40)}' href="https://é.example/${'ü'.repeat(40)}">x</a>`;
+    const body = `<p>${tag.repeat(12)}</p>`;
+    const res = await env.server.api('POST', '/emails', {
+      key: env.ws.apiKey,
+      body: { from: `news@${FROM_DOMAIN}`, to: 'one@dest.test', subject: 'Hi', html: body },
+    });
+    expect(res.status).toBe(201);
+    const render = createRenderStep({ tokens: env.server.services.tokens, baseUrl: env.server.config.tracking.baseUrl });
+    const own = await render(
+      { html: body, text: null },
+      { tracking: { open: true, click: true }, recipient: { id: Number.MAX_SAFE_INTEGER, address: 'one@dest.test' }, stream: 'transactional', returnPathDomain: 'x' },
+    );
+    expect(own.html!.split('&quot;').length - 1).toBe(12 * 40);
+    expect(Buffer.byteLength(own.html!)).toBeLessThanOrEqual(maxRenderedBytes);
+    expect(Buffer.byteLength(own.html!)).toBeGreaterThan(3 * Buffer.byteLength(body));
+  });
+
   it('the caps hold with tracking off too: the switch may be on by the time the message is sent', async () => {
     const env = await deliveryEnv('sqlite', { config: { tracking: { maxLinksPerMessage: 10 } } });
     const { db } = env.server.services;
