@@ -1,7 +1,8 @@
 /**
  * The ceiling `bench/api.ts` compares POST /emails with: a bare Fastify route that parses the
  * same JSON body and inserts one row with better-sqlite3 (WAL), answering 201 after the insert.
- * No auth, no validation, no rate limit, no group commit.
+ * No auth, no validation, no rate limit, no group commit. `bench/batch.ts` uses its batch route:
+ * an array of the same bodies, inserted in one transaction.
  *
  *   node --import tsx bench/lib/ceiling-server.ts DIR NORMAL|FULL
  */
@@ -30,6 +31,13 @@ app.post('/api/v1/emails', async (request, reply) => {
   const b = request.body as Body;
   const { lastInsertRowid } = insert.run(b.from, JSON.stringify(b.to), b.subject, JSON.stringify({ html: b.html, text: b.text }), Date.now());
   return reply.code(201).send({ id: Number(lastInsertRowid), stream: 'transactional' });
+});
+const insertAll = db.transaction((items: Body[]) =>
+  items.map((b) => Number(insert.run(b.from, JSON.stringify(b.to), b.subject, JSON.stringify({ html: b.html, text: b.text }), Date.now()).lastInsertRowid)),
+);
+app.post('/api/v1/emails/batch', async (request, reply) => {
+  const ids = insertAll(request.body as Body[]);
+  return reply.code(201).send({ data: ids.map((id) => ({ id, stream: 'transactional' })) });
 });
 const address = await app.listen({ host: '127.0.0.1', port: 0 });
 console.log(`ceiling listening on ${address}`);
