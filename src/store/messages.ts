@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { inTransaction, isPg, runAtomically, runTogether, type Conn, type Statement, type Tx } from './db.ts';
+import { insertRows, inTransaction, isPg, runAtomically, runTogether, type Conn, type Statement, type Tx } from './db.ts';
 import { deriveMessageStatuses } from './messageStatus.ts';
 import { suppressionsRepo, type Stream } from './suppressions.ts';
 import { messageStatusOf, type MessageStatus, type RecipientStatus } from '../messages/status.ts';
@@ -180,9 +180,9 @@ export const messagesRepo = {
     )) as { last: number }[];
     const ids = messages.map((_, i) => Number(last) + 1 + i);
     const { rowsToInsert, contents, recipients } = rowsOf(messages, ids);
-    for (let i = 0; i < rowsToInsert.length; i += ROWS_PER_INSERT) await tx('messages').insert(rowsToInsert.slice(i, i + ROWS_PER_INSERT));
-    for (let i = 0; i < contents.length; i += ROWS_PER_INSERT) await tx('message_contents').insert(contents.slice(i, i + ROWS_PER_INSERT));
-    for (let i = 0; i < recipients.length; i += ROWS_PER_INSERT) await tx('recipients').insert(recipients.slice(i, i + ROWS_PER_INSERT));
+    for (let i = 0; i < rowsToInsert.length; i += ROWS_PER_INSERT) await insertRows(tx, 'messages', rowsToInsert.slice(i, i + ROWS_PER_INSERT));
+    for (let i = 0; i < contents.length; i += ROWS_PER_INSERT) await insertRows(tx, 'message_contents', contents.slice(i, i + ROWS_PER_INSERT));
+    for (let i = 0; i < recipients.length; i += ROWS_PER_INSERT) await insertRows(tx, 'recipients', recipients.slice(i, i + ROWS_PER_INSERT));
     await runTogether(tx, alongside);
     return ids;
   },
