@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { invalid } from '../../../core/errors.ts';
 import type { AcceptService } from '../../../messages/accept.ts';
+import type { TemplateService } from '../../../templates/service.ts';
 import { checkIdempotencyKey, requestHash } from '../../../messages/idempotency.ts';
 import type { MessageQueries } from '../../../messages/queries.ts';
 import { MESSAGE_STATUSES, RECIPIENT_STATUSES } from '../../../messages/status.ts';
@@ -20,7 +21,13 @@ function oneOf(field: string, value: string | undefined, allowed: readonly strin
 }
 
 export const emailRoutes =
-  (deps: { accept: AcceptService; messages: MessageQueries; clock: Clock; config: { server: { hostname: string } } }): FastifyPluginAsyncTypebox =>
+  (deps: {
+    accept: AcceptService;
+    messages: MessageQueries;
+    templates: TemplateService;
+    clock: Clock;
+    config: { server: { hostname: string } };
+  }): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.addSchema(Email);
     app.addSchema(EmailSummary);
@@ -42,7 +49,7 @@ export const emailRoutes =
         // A retry gets its original answer even if the request would no longer validate.
         const result =
           (idem && (await deps.accept.replay(request.principal, idem))) ||
-          (await deps.accept.accept(request.principal, validateSend(request.body, deps.clock.now()), idem));
+          (await deps.accept.accept(request.principal, validateSend(await deps.templates.applyToSend(request.principal, request.body), deps.clock.now()), idem));
         if (result.replayed) reply.header('Idempotent-Replayed', 'true');
         return reply.code(result.status).send(result.body);
       },
