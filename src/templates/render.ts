@@ -157,7 +157,7 @@ export function renderTemplate(compiled: CompiledTemplate, variables: Record<str
   for (const name of compiled.variables) {
     const value = lookup(variables, name);
     if (value === undefined || value === null) throw invalid(`Missing template variable \`${name}\``);
-    if (typeof value === 'object')
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
       throw invalid(`Template variable \`${name}\` must be a string, number or boolean, not ${Array.isArray(value) ? 'an array' : 'an object'}`);
     const text = String(value);
     values.set(name, { text, bytes: Buffer.byteLength(text) });

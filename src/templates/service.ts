@@ -38,6 +38,7 @@ export const MAX_NAME_CHARS = 100;
 /** A row id as a send may spell it: canonical decimal, within PostgreSQL's `integer`. */
 const ID = /^[1-9][0-9]{0,9}$/;
 const MAX_ID = 2_147_483_647;
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const WHAT_DOMAIN_KEYS_CANNOT = 'create, change or delete templates';
 
