@@ -12,6 +12,7 @@ import { compileTemplate, MAX_SUBJECT_CHARS, renderTemplate, type CompiledTempla
 
 /** A stored template and its parsed form. */
 export interface StoredTemplate {
+  id: number;
   row: TemplateRow;
   compiled: CompiledTemplate;
 }
@@ -91,7 +92,7 @@ export class TemplateService {
   }
 
   private stored(row: TemplateRow): StoredTemplate {
-    return { row, compiled: this.compile(row) };
+    return { id: row.id, row, compiled: this.compile(row) };
   }
 
   /** The template, if it is of the caller's workspace; otherwise the one 404. */
@@ -120,7 +121,7 @@ export class TemplateService {
     const row = await this.write(name, () =>
       templatesRepo.insert(this.deps.db, { workspace_id: principal.workspaceId, name, ...source, created_at: now, updated_at: now }),
     );
-    return { row, compiled };
+    return { id: row.id, row, compiled };
   }
 
   async list(principal: Principal, opts: { beforeId?: number; limit: number }): Promise<StoredTemplate[]> {
@@ -145,7 +146,7 @@ export class TemplateService {
     const compiled = this.compile(after);
     await this.write(after.name, () => templatesRepo.update(this.deps.db, id, changes));
     this.bySend.clear();
-    return { row: after, compiled };
+    return { id, row: after, compiled };
   }
 
   async remove(principal: Principal, id: number): Promise<void> {

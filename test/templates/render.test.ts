@@ -91,4 +91,15 @@ describe.each(STORES)('rendering a template (%s)', (kind) => {
     const raw = await world(kind, { html: '{{{v}}}', text: 'x' }, { tracking: { maxRenderedBytes: 2048 } });
     expect((await raw.render({ v: '<'.repeat(600) })).body.html).toBe('<'.repeat(600));
   });
+
+  it('counts exactly what it renders: a limit of the rendered size passes, one byte less is refused', async () => {
+    // Subject 1 byte, text 1 byte, and 200 × ("é" 2 bytes + "&lt;" 4 bytes) of HTML: 1,202 bytes.
+    const v = 'é<'.repeat(200);
+    const fits = await world(kind, { html: '{{v}}', text: 'x' }, { tracking: { maxRenderedBytes: 1202 } });
+    const res = await fits.render({ v });
+    expect(res.status).toBe(200);
+    expect(Buffer.byteLength(res.body.subject + res.body.html + res.body.text)).toBe(1202);
+    const over = await world(kind, { html: '{{v}}', text: 'x' }, { tracking: { maxRenderedBytes: 1201 } });
+    expect((await over.render({ v })).body.error).toBe('The template renders to more than 1201 bytes with these variables; at most 1201 rendered bytes per message');
+  });
 });
