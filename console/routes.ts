@@ -9,6 +9,7 @@ import { queueScreen } from './screens/queue.ts';
 import { domainPage, domainsScreen } from './screens/domains.ts';
 import { keysScreen } from './screens/keys.ts';
 import { capturePage, sandboxScreen } from './screens/sandbox.ts';
+import { templatePage, templatesScreen } from './screens/templates.ts';
 
 /** Renders into `main`; may return a function that stops its background work. */
 export type Render = (main: HTMLElement, params: Params, session: Session) => Promise<(() => void) | void>;
@@ -36,6 +37,7 @@ export const SCREENS: Screen[] = [
   { path: 'messages', title: 'Messages', render: messageList, item: messagePage, shown: always },
   { path: 'queue', title: 'Queue', render: queueScreen, shown: always },
   { path: 'suppressions', title: 'Suppressions', render: suppressionsScreen, shown: always },
+  { path: 'templates', title: 'Templates', render: templatesScreen, item: templatePage, shown: always },
   { path: 'domains', title: 'Domains', render: domainsScreen, item: domainPage, shown: workspaceKey },
   { path: 'webhooks', title: 'Webhooks', render: webhooksScreen, item: webhookPage, shown: workspaceKey },
   { path: 'routes', title: 'Routes', render: routesScreen, item: routePage, shown: workspaceKey },

@@ -194,3 +194,21 @@ export interface SuppressionCause {
   decided_by: string[];
   feedback_type: string | null;
 }
+
+/** A stored template: `{{variable}}` placeholders in its subject, HTML and text. */
+export interface Template {
+  id: number;
+  name: string;
+  subject: string;
+  html: string | null;
+  text: string | null;
+  variables: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RenderedTemplate {
+  subject: string;
+  html: string | null;
+  text: string | null;
+}

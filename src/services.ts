@@ -17,6 +17,7 @@ import { hostResolver, webhookReach, type HostResolver } from './webhooks/addres
 import { WebhookService } from './webhooks/service.ts';
 import { RouteService } from './routes/service.ts';
 import { InboundMessages } from './inbound/messages.ts';
+import { TemplateService } from './templates/service.ts';
 import { GroupCommitter } from './store/groupCommit.ts';
 import { createLogger } from './log/logger.ts';
 import { createMetrics, type Metrics } from './metrics/registry.ts';
@@ -67,6 +68,8 @@ export interface Services {
   routes: RouteService;
   /** Messages received for routes, as the API serves them. */
   inboundMessages: InboundMessages;
+  /** Stored templates (SPEC §15), and a send's `template` rendered into its content. */
+  templates: TemplateService;
   /** Resolves webhook hosts: through `dns.servers` when set, else the system's resolver. */
   webhookHosts: HostResolver;
   /** The sandbox inbox: what delivery captured in `delivery.mode: sandbox`. */
@@ -160,6 +163,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     webhooks: new WebhookService({ db, clock, resolve: webhookHosts, reach: webhookReach(config) }),
     routes: new RouteService({ db, clock, resolve: webhookHosts, reach: webhookReach(config) }),
     inboundMessages,
+    templates: new TemplateService({ db, clock, limits: { maxRenderedBytes: config.tracking.maxRenderedBytes } }),
     webhookHosts,
     sandbox: new SandboxInbox({ db }),
     consoleSessions: new ConsoleSessions({ keyring: consoleKeyring, clock }),

@@ -12,6 +12,7 @@ export const PACKAGE_ROOMS = [
   { names: 'Fastify', pattern: '(fastify|@fastify/[a-z-]+)', rooms: ['api', 'roles'] },
   { names: 'smtp-server', pattern: 'smtp-server', rooms: ['inbound', 'submission'] },
   { names: 'knex, pg or better-sqlite3', pattern: '(knex|pg|better-sqlite3)', rooms: ['store'] },
+  { names: 'mustache', pattern: 'mustache', rooms: ['templates'] },
 ];
 
 /** The one room that builds a query. */

@@ -14,8 +14,8 @@ const FRAME_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
  * console's cookies or call its API) and no remote loads (a tracking pixel would tell the sender).
  * The HTML is set as the frame's document source (srcdoc), never parsed into the console's page.
  */
-function htmlFrame(html: string): HTMLIFrameElement {
-  const frame = h('iframe', { class: 'email-html', title: 'HTML part of the message', sandbox: '', referrerpolicy: 'no-referrer' });
+export function htmlFrame(html: string, title = 'HTML part of the message'): HTMLIFrameElement {
+  const frame = h('iframe', { class: 'email-html', title, sandbox: '', referrerpolicy: 'no-referrer' });
   frame.srcdoc = `<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${FRAME_CSP}"><base target="_blank">${html}`;
   return frame;
 }

@@ -21,6 +21,7 @@ import { sandboxRoutes } from './routes/v1/sandbox.ts';
 import { webhookRoutes } from './routes/v1/webhooks.ts';
 import { routeRoutes } from './routes/v1/routes.ts';
 import { inboundRoutes } from './routes/v1/inbound.ts';
+import { templateRoutes } from './routes/v1/templates.ts';
 import { sendTestEvent } from '../webhooks/test-event.ts';
 import { operationalRoutes } from './routes/operational.ts';
 import { trackingRoutes } from './routes/tracking.ts';
@@ -77,7 +78,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         title: 'mailsvc API',
         version: '1.0.0',
         description:
-          'Send email; manage sending domains, API keys, suppression lists and webhook endpoints; read message status and usage; hold, release and cancel queued mail.',
+          'Send email; manage sending domains, API keys, suppression lists, templates and webhook endpoints; read message status and usage; hold, release and cancel queued mail.',
       },
       servers: [{ url: '/' }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'an API key, mk_...' } } },
@@ -108,6 +109,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         await authed.register(webhookRoutes(services.webhooks, (endpoint) => sendTestEvent(services, endpoint)));
         await authed.register(routeRoutes(services.routes));
         await authed.register(inboundRoutes(services.inboundMessages));
+        await authed.register(templateRoutes(services.templates));
         await authed.register(sandboxRoutes({ inbox: services.sandbox, enabled: config.delivery.mode === 'sandbox' }));
       });
     },

@@ -162,6 +162,8 @@ describe('HTTP API fuzzing (seeded)', () => {
       () => '/suppressions',
       () => `/suppressions/${r.pick(['transactional', 'broadcast', ids()])}/${r.pick(['u@dest.example', ids()])}`,
       () => '/usage',
+      () => `/templates/${ids()}`,
+      () => '/templates',
       () => '/openapi.json',
     ];
     const params = ['limit', 'cursor', 'status', 'stream', 'recipient', 'recipient_status', 'from', 'to', 'since', '__proto__', 'limit[]', ''];

@@ -26,7 +26,16 @@ async function populated() {
   await env.server.services.tenancy.createKey(env.ws.id, { name: 'billing app' });
   const domain = (await env.server.api('GET', '/domains', { key: env.ws.apiKey })).body.data[0];
   const [capture] = await env.inbox(`?email_id=${delivered}`);
-  return { env, delivered, hookId: hook.id, domainId: domain.id, captureId: capture.id };
+  const template = await env.server.api('POST', '/templates', {
+    key: env.ws.apiKey,
+    body: {
+      name: 'welcome',
+      subject: 'Welcome, {{first_name}}',
+      html: '<h1>Welcome {{first_name}}</h1><p>{{{account.signature_html}}}</p>',
+      text: 'Welcome {{first_name}}',
+    },
+  });
+  return { env, delivered, hookId: hook.id, domainId: domain.id, captureId: capture.id, templateId: template.body.id as number };
 }
 
 /** Every screen, by the route that shows it and the heading it must reach. */
@@ -37,6 +46,8 @@ function screens(w: Awaited<ReturnType<typeof populated>>): [string, string, str
     ['queue', '#/queue', 'Queue'],
     ['message', `#/messages/${w.delivered}`, 'Welcome aboard'],
     ['suppressions', '#/suppressions', 'Suppressions'],
+    ['templates', '#/templates', 'Templates'],
+    ['template', `#/templates/${w.templateId}`, 'welcome'],
     ['domains', '#/domains', 'Domains'],
     ['domain', `#/domains/${w.domainId}`, 'acme.test'],
     ['webhooks', '#/webhooks', 'Webhooks'],

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { describe, expect, it } from 'vitest';
 import { source } from '../../src/store/migrate.ts';
 import { messageWith, openStore } from '../helpers/db.ts';
@@ -6,12 +7,21 @@ import { STORES } from '../helpers/stores.ts';
 const AT = 1_700_000_000_000;
 const MIGRATION = '018_inbound_routes';
 
+/** Migrations undone one by one, newest first, until this one has been undone. */
+async function downThrough(db: Knex): Promise<void> {
+  for (;;) {
+    const [completed] = (await db.migrate.list({ migrationSource: source })) as [({ name: string } | string)[], unknown[]];
+    if (!completed.some((m) => (typeof m === 'string' ? m : m.name) === MIGRATION)) return;
+    await db.migrate.down({ migrationSource: source });
+  }
+}
+
 describe.each(STORES)('inbound routes migration (%s)', (kind) => {
   it('keeps every webhook delivery and its log while event_id becomes nullable, and goes back', async () => {
     const { open } = await openStore(kind);
     const db = open();
     await db.migrate.latest({ migrationSource: source });
-    await db.migrate.down({ migrationSource: source });
+    await downThrough(db);
     const [completed] = (await db.migrate.list({ migrationSource: source })) as [({ name: string } | string)[], unknown[]];
     expect(completed.map((m) => (typeof m === 'string' ? m : m.name))).not.toContain(MIGRATION);
 
@@ -107,7 +117,7 @@ describe.each(STORES)('inbound routes migration (%s)', (kind) => {
       }),
     ).rejects.toThrow();
 
-    await db.migrate.down({ migrationSource: source });
+    await downThrough(db);
     expect(Number((await db('webhook_attempts').count({ n: '*' }))[0]!.n)).toBe(1);
   });
 });

@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { invalid } from '../../../core/errors.ts';
 import { atItem, type AcceptService, type BatchBody } from '../../../messages/accept.ts';
+import type { TemplateService } from '../../../templates/service.ts';
 import { checkIdempotencyKey, requestHash } from '../../../messages/idempotency.ts';
 import type { MessageQueries } from '../../../messages/queries.ts';
 import { MESSAGE_STATUSES, RECIPIENT_STATUSES } from '../../../messages/status.ts';
@@ -26,6 +27,7 @@ export const emailRoutes =
   (deps: {
     accept: AcceptService;
     messages: MessageQueries;
+    templates: TemplateService;
     clock: Clock;
     config: { server: { hostname: string } };
     rateLimit(principal: Principal, count?: number): Promise<RateDecision>;
@@ -51,7 +53,7 @@ export const emailRoutes =
         // A retry gets its original answer even if the request would no longer validate.
         const result =
           (idem && (await deps.accept.replay(request.principal, idem))) ||
-          (await deps.accept.accept(request.principal, validateSend(request.body, deps.clock.now()), idem));
+          (await deps.accept.accept(request.principal, validateSend(await deps.templates.applyToSend(request.principal, request.body), deps.clock.now()), idem));
         if (result.replayed) reply.header('Idempotent-Replayed', 'true');
         return reply.code(result.status).send(result.body);
       },
@@ -77,7 +79,9 @@ export const emailRoutes =
         if (replayed) return reply.header('Idempotent-Replayed', 'true').code(replayed.status).send(replayed.body);
         const now = deps.clock.now();
         const messages = [];
-        for (const [i, item] of items.entries()) messages.push(await atItem(i, () => validateSend(item, now)));
+        for (const [i, item] of items.entries()) {
+          messages.push(await atItem(i, async () => validateSend(await deps.templates.applyToSend(request.principal, item), now)));
+        }
         // The request itself counted one message; each further one counts too.
         if (items.length > 1) {
           const decision = await deps.rateLimit(request.principal, items.length - 1);
