@@ -124,4 +124,32 @@ describe.each(STORES)('POST /emails/batch (%s)', (kind) => {
     const billed = (usage.body.data as { recipients?: number; count?: number }[]).reduce((n, d) => n + (d.recipients ?? d.count ?? 0), 0);
     expect(billed).toBe(2);
   });
+
+  it('renders a stored template with each item’s own variables, and names the item whose variable is missing', async () => {
+    const { server, ws, batch, count } = await ready(kind);
+    const created = await server.api('POST', '/templates', {
+      key: ws.apiKey,
+      body: { name: 'shipped', subject: 'Order {{order}} shipped', html: '<p>Hi {{name}}, order {{order}} is on its way.</p>' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const base = { from: 'Acme <news@acme.test>', template: 'shipped' };
+    const missing = await batch([
+      { ...base, to: 'a@example.org', variables: { name: 'Ann', order: '1' } },
+      { ...base, to: 'b@example.org', variables: { name: 'Bob' } },
+    ]);
+    expect(missing.status).toBe(422);
+    expect(missing.body.error).toBe('Item 1: Missing template variable `order`');
+    expect(await count()).toBe(0);
+
+    const res = await batch([
+      { ...base, to: 'a@example.org', variables: { name: 'Ann <3', order: '1' } },
+      { ...base, to: 'b@example.org', variables: { name: 'Bob', order: 2 } },
+    ]);
+    expect(res.status).toBe(201);
+    const [a, b] = await Promise.all(res.body.data.map((d: { id: number }) => server.api('GET', `/emails/${d.id}/content`, { key: ws.apiKey })));
+    expect(a!.body.html).toContain('<p>Hi Ann &lt;3, order 1 is on its way.</p>');
+    expect(b!.body.html).toContain('<p>Hi Bob, order 2 is on its way.</p>');
+    const subjects = await Promise.all(res.body.data.map(async (d: { id: number }) => (await server.api('GET', `/emails/${d.id}`, { key: ws.apiKey })).body.subject));
+    expect(subjects).toStrictEqual(['Order 1 shipped', 'Order 2 shipped']);
+  });
 });
