@@ -130,7 +130,7 @@ function attachments(value: SendInput['attachments']): Attachment[] {
   });
 }
 
-function tags(value: SendInput['tags']): { name: string; value: string }[] {
+export function tags(value: SendInput['tags']): { name: string; value: string }[] {
   const given = value ?? [];
   if (given.length > MAX_TAGS) throw invalid(`Field \`tags\` has ${given.length} tags; at most ${MAX_TAGS}`);
   return given.map((t, i) => {
@@ -141,7 +141,7 @@ function tags(value: SendInput['tags']): { name: string; value: string }[] {
   });
 }
 
-function metadata(value: SendInput['metadata']): Record<string, string> {
+export function metadata(value: SendInput['metadata']): Record<string, string> {
   const entries = Object.entries(value ?? {});
   if (entries.length > MAX_METADATA_KEYS) throw invalid(`Field \`metadata\` has ${entries.length} keys; at most ${MAX_METADATA_KEYS}`);
   const out: Record<string, string> = {};

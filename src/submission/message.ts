@@ -5,7 +5,7 @@ import { normaliseBodyText, normaliseMessage } from '../dkim/sign.ts';
 import { isProblem, parseMailbox, type Mailbox } from '../messages/address.ts';
 import { mimeContent } from '../messages/content.ts';
 import { checkIdempotencyKey } from '../messages/idempotency.ts';
-import type { NormalisedMessage, RecipientKind } from '../messages/validate.ts';
+import { metadata, tags, type NormalisedMessage, type RecipientKind } from '../messages/validate.ts';
 import type { Stream } from '../store/suppressions.ts';
 import { headerValues } from './header-values.ts';
 import { fieldValue, joinFields, splitFields, type RawField } from './headers.ts';
@@ -71,6 +71,37 @@ function idempotencyKeyOf(value: string | null): string | null {
     if (err instanceof ServiceError) throw refuse('badMessage', `X-Mailsvc-${err.message}`);
     throw err;
   }
+}
+
+/**
+ * Tags and metadata given as header fields, for programs that can only speak SMTP:
+ * `X-Mailsvc-Tag: name=value` (repeatable) and `X-Mailsvc-Metadata-<key>: value`, under the
+ * API's rules (`tags` and `metadata` of `validateSend`), a refusal naming the field.
+ */
+function labelsOf(fields: RawField[]): { tags: { name: string; value: string }[]; metadata: Record<string, string> } {
+  const given = fields.filter((f) => f.name === 'x-mailsvc-tag').map((f) => fieldValue(f));
+  const pairs = given.map((v) => {
+    const at = v.indexOf('=');
+    if (at < 0) throw refuse('badMessage', 'X-Mailsvc-Tag must be name=value');
+    return { name: v.slice(0, at).trim(), value: v.slice(at + 1).trim() };
+  });
+  const entries: Record<string, string> = {};
+  for (const f of fields) {
+    if (!f.name.startsWith('x-mailsvc-metadata-')) continue;
+    const key = f.raw.slice('x-mailsvc-metadata-'.length, f.raw.indexOf(':')).trim();
+    if (Object.hasOwn(entries, key)) throw refuse('badMessage', `Message has more than one X-Mailsvc-Metadata-${key} header field`);
+    entries[key] = fieldValue(f);
+  }
+  const checked = <T>(field: string, check: () => T): T => {
+    try {
+      return check();
+    } catch (err) {
+      // The API's sentence names the JSON field; the header field is what the sender wrote.
+      if (err instanceof ServiceError) throw refuse('badMessage', `${field}: ${err.message.replace(/^Field /, '')}`);
+      throw err;
+    }
+  };
+  return { tags: checked('X-Mailsvc-Tag', () => tags(pairs)), metadata: checked('X-Mailsvc-Metadata', () => metadata(entries)) };
 }
 
 function mailboxesOf(header: AddressObject | AddressObject[] | undefined): Mailbox[] {
@@ -150,6 +181,7 @@ export async function readSubmission(raw: Buffer, rcpts: Mailbox[], now: number)
 
   const stream = streamOf(only(fields, 'x-mailsvc-stream'));
   const idempotencyKey = idempotencyKeyOf(only(fields, 'x-mailsvc-idempotency-key'));
+  const labels = labelsOf(fields);
   if (only(fields, 'from') === null) throw refuse('badMessage', 'Message has no From header field');
   const kept = fields.filter((f) => !isRemoved(f.name));
   const added: RawField[] = [];
@@ -190,8 +222,8 @@ export async function readSubmission(raw: Buffer, rcpts: Mailbox[], now: number)
       replyTo: mailboxesOf(parsed.replyTo),
       subject: parsed.subject ?? '',
       content: mimeContent(Buffer.concat([finalHead, Buffer.from('\r\n'), body])),
-      tags: [],
-      metadata: {},
+      tags: labels.tags,
+      metadata: labels.metadata,
       stream,
       scheduledAt: null,
       recipients,

@@ -104,6 +104,34 @@ describe.each(STORES)('SMTP submission refusals (%s)', (kind) => {
     expect(await countMessages(env)).toBe(1);
   });
 
+  it('X-Mailsvc-Tag and X-Mailsvc-Metadata-* give the message its tags and metadata, under the API rules, and are never sent on', async () => {
+    const env = await submissionEnv(kind);
+    env.mx('dest.test');
+    const info = await env.client().sendMail({
+      envelope: { from, to: ['a@dest.test'] },
+      raw: plain([`From: ${from}`, 'Subject: tagged', 'X-Mailsvc-Tag: campaign=fall', 'X-Mailsvc-Tag: kind = welcome', 'X-Mailsvc-Metadata-Order_Id: A-1001']),
+    });
+    const detail = await env.detail(queuedId(info.response));
+    expect(detail.tags).toStrictEqual([
+      { name: 'campaign', value: 'fall' },
+      { name: 'kind', value: 'welcome' },
+    ]);
+    expect(detail.metadata).toStrictEqual({ Order_Id: 'A-1001' });
+    expect(await env.worker().runOnce()).toMatchObject({ delivered: 1 });
+    const [m] = await env.sink.waitForMessages(1);
+    expect(m!.raw.toString('latin1')).not.toMatch(/x-mailsvc/i);
+
+    for (const [header, reply] of [
+      ['X-Mailsvc-Tag: no-equals-sign', /^550 5\.6\.0 .*X-Mailsvc-Tag must be name=value/],
+      ['X-Mailsvc-Tag: bad name=x', /^550 5\.6\.0 .*X-Mailsvc-Tag: `tags\[0\]`\.name must be 1-64 letters, digits, _ or -/],
+      ['X-Mailsvc-Metadata-k: ' + 'v'.repeat(257), /^550 5\.6\.0 .*X-Mailsvc-Metadata: `metadata\.k` is longer than 256 characters/],
+    ] as const) {
+      const refused = await refusal(env.client().sendMail({ envelope: { from, to: ['a@dest.test'] }, raw: plain([`From: ${from}`, 'Subject: s', header]) }));
+      expect(refused.response).toMatch(reply);
+    }
+    expect(await countMessages(env)).toBe(1);
+  });
+
   it('the 61st message in a minute gets 451 4.7.1; the 101st RCPT gets 452 4.5.3', async () => {
     const clock = new ManualClock(Date.now());
     const env = await submissionEnv(kind, { clock });
