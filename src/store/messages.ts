@@ -53,7 +53,28 @@ export interface RecipientRow {
   updated_at: number;
 }
 
-export interface MessageFilter {
+/** A tag (`tag`: name and value; `tag_name`: any value, stored with value '') or a metadata entry. */
+export interface LabelFilter {
+  kind: 'tag' | 'tag_name' | 'metadata';
+  name: string;
+  value: string;
+}
+
+/** The search filters of SPEC §15, parsed (`messages/search.ts`). */
+export interface MessageSearch {
+  /** The sender address, lowercased. */
+  from?: string;
+  /** Contained in the subject, compared without case. */
+  subject?: string;
+  /** Every one must match. */
+  labels?: LabelFilter[];
+  /** created_at at or after, ms. */
+  createdAfter?: number;
+  /** created_at strictly before, ms. */
+  createdBefore?: number;
+}
+
+export interface MessageFilter extends MessageSearch {
   workspaceId: number;
   domain?: string | null;
   status?: string;
@@ -62,6 +83,20 @@ export interface MessageFilter {
   recipientStatus?: string;
   beforeId?: number;
   limit: number;
+}
+
+/**
+ * SQLite: how many messages newer than a created_at range a newest-first scan may step over
+ * before walking the range's index (and sorting its matches by id) is the cheaper plan.
+ */
+const NEWER_SCAN_BUDGET = 5000;
+
+/** Whether more than NEWER_SCAN_BUDGET messages of the workspace were created at or after the range's end. */
+async function manyNewerThan(db: Conn, f: MessageFilter): Promise<boolean> {
+  if (f.createdBefore === undefined) return false;
+  const newer = db('messages').where('workspace_id', f.workspaceId).where('created_at', '>=', f.createdBefore).limit(NEWER_SCAN_BUDGET).select(db.raw('1'));
+  const [{ n }] = (await db.from(newer.as('newer')).count({ n: '*' })) as { n: number | string }[];
+  return Number(n) >= NEWER_SCAN_BUDGET;
 }
 
 /** Message statuses after which nothing will read the body again. */
@@ -74,6 +109,8 @@ export interface PlannedMessage {
   messageIdFor?: (id: number) => string;
   /** Recipients not suppressed. */
   sending: number;
+  /** Its `message_labels` rows (tags and metadata, for search). */
+  labels: LabelFilter[];
 }
 
 /** A new message's status, by the rule its later derivations follow (`messages/status.ts`). */
@@ -84,6 +121,10 @@ const ROWS_PER_INSERT = 200;
 /** The `message_contents` rows of new messages, given their ids in the same order. */
 const contentRows = (messages: PlannedMessage[], ids: number[]) =>
   messages.flatMap(({ row: { content } }, i) => (content === null ? [] : [{ message_id: ids[i]!, content }]));
+
+/** The `message_labels` rows of new messages, given their ids in the same order. */
+const labelRows = (messages: PlannedMessage[], ids: number[]) =>
+  messages.flatMap((m, i) => m.labels.map((l) => ({ message_id: ids[i]!, workspace_id: m.row.workspace_id, ...l })));
 
 /** The message with its body, as one row. */
 const withContent = (db: Conn) =>
@@ -111,6 +152,8 @@ async function insertManyPg(tx: Conn, messages: PlannedMessage[], alongside: Sta
   for (let i = 0; i < rowsToInsert.length; i += ROWS_PER_INSERT) writes.push(tx('messages').insert(rowsToInsert.slice(i, i + ROWS_PER_INSERT)));
   for (let i = 0; i < contents.length; i += ROWS_PER_INSERT) writes.push(tx('message_contents').insert(contents.slice(i, i + ROWS_PER_INSERT)));
   for (let i = 0; i < recipients.length; i += ROWS_PER_INSERT) writes.push(tx('recipients').insert(recipients.slice(i, i + ROWS_PER_INSERT)));
+  const labels = labelRows(messages, ids);
+  for (let i = 0; i < labels.length; i += ROWS_PER_INSERT) writes.push(tx('message_labels').insert(labels.slice(i, i + ROWS_PER_INSERT)));
   // Outside a transaction the writes are one statement, atomic on its own, when they fit in one.
   if (inTransaction(tx)) await runTogether(tx, [...writes, ...alongside]);
   else await runAtomically(tx, [...writes, ...alongside]);
@@ -178,6 +221,8 @@ export const messagesRepo = {
     for (let i = 0; i < contents.length; i += ROWS_PER_INSERT) await tx('message_contents').insert(contents.slice(i, i + ROWS_PER_INSERT));
     const recipients = messages.flatMap((m, i) => m.recipients.map((r) => ({ ...r, message_id: ids[i] })));
     for (let i = 0; i < recipients.length; i += ROWS_PER_INSERT) await tx('recipients').insert(recipients.slice(i, i + ROWS_PER_INSERT));
+    const labels = labelRows(messages, ids);
+    for (let i = 0; i < labels.length; i += ROWS_PER_INSERT) await tx('message_labels').insert(labels.slice(i, i + ROWS_PER_INSERT));
     const named = messages.flatMap((m, i) => (m.messageIdFor ? [[ids[i], m.messageIdFor(ids[i])] as const] : []));
     for (let i = 0; i < named.length; i += ROWS_PER_INSERT) {
       const chunk = named.slice(i, i + ROWS_PER_INSERT);
@@ -201,13 +246,43 @@ export const messagesRepo = {
     return out;
   },
   recipients: (db: Conn, messageId: number): Promise<RecipientRow[]> => db('recipients').where({ message_id: messageId }).orderBy('id'),
-  /** Newest first; keyset on id so pages stay stable while rows are added. */
-  list(db: Conn, f: MessageFilter): Promise<MessageRow[]> {
-    const q = db('messages').where({ 'messages.workspace_id': f.workspaceId }).orderBy('messages.id', 'desc').limit(f.limit).select('messages.*');
+  /**
+   * Newest first; keyset on id so pages stay stable while rows are added. The search filters
+   * (SPEC §15) each have an index that yields matches newest first (migration 019), and the
+   * first of them drives the query so a page stops after its rows whether matches are common or
+   * rare: a label (tag or metadata) walks `message_labels_search`; else, on SQLite, a subject of
+   * 3 or more characters walks the trigram index (`message_subjects`); else the sender walks
+   * `messages_workspace_from`; else a created_at range that many newer messages would precede
+   * walks `messages_workspace_created` (SQLite; PostgreSQL's planner weighs the same choice from
+   * its statistics). Everything else is checked on the rows found.
+   */
+  async list(db: Conn, f: MessageFilter): Promise<MessageRow[]> {
+    const pg = isPg(db);
+    const [first, ...labels] = f.labels ?? [];
+    const bySubjectIndex = !pg && !first && f.subject !== undefined && [...f.subject].length >= 3;
+    let q: Knex.QueryBuilder;
+    let key = 'messages.id';
+    if (first) {
+      q = db('message_labels as l0')
+        .join('messages', 'messages.id', 'l0.message_id')
+        .where({ 'l0.workspace_id': f.workspaceId, 'l0.kind': first.kind, 'l0.name': first.name, 'l0.value': first.value });
+      key = 'l0.message_id';
+    } else if (bySubjectIndex) {
+      // A phrase of the trigram tokenizer matches its text anywhere, as a substring, without case.
+      q = db('message_subjects')
+        .join('messages', 'messages.id', 'message_subjects.rowid')
+        .whereRaw('message_subjects match ?', [`"${f.subject!.replaceAll('"', '""')}"`]);
+      key = 'message_subjects.rowid';
+    } else if (!pg && f.from === undefined && (await manyNewerThan(db, f))) {
+      q = db.from(db.raw('messages indexed by messages_workspace_created'));
+    } else {
+      q = db('messages');
+    }
+    q.where('messages.workspace_id', f.workspaceId).orderBy(key, 'desc').limit(f.limit).select('messages.*');
+    if (f.beforeId) q.where(key, '<', f.beforeId);
     if (f.domain) q.where({ 'messages.domain': f.domain });
     if (f.status) q.where({ 'messages.status': f.status });
     if (f.stream) q.where({ 'messages.stream': f.stream });
-    if (f.beforeId) q.where('messages.id', '<', f.beforeId);
     if (f.recipient || f.recipientStatus) {
       q.whereExists((sub) => {
         sub.select(db.raw('1')).from('recipients').whereRaw('recipients.message_id = messages.id');
@@ -215,6 +290,18 @@ export const messagesRepo = {
         if (f.recipientStatus) sub.where('recipients.status', f.recipientStatus);
       });
     }
+    for (const l of labels) {
+      q.whereExists((sub) => {
+        sub.select(db.raw('1')).from('message_labels as l').whereRaw('l.message_id = messages.id').where({ 'l.kind': l.kind, 'l.name': l.name, 'l.value': l.value });
+      });
+    }
+    if (f.from !== undefined) q.whereRaw('lower(messages.from_address) = ?', [f.from]);
+    if (f.subject !== undefined && !bySubjectIndex) {
+      // SQLite's LIKE ignores the case of ASCII letters; PostgreSQL's ILIKE that of all of them.
+      q.whereRaw(`messages.subject ${pg ? 'ilike' : 'like'} ? escape '\\'`, [`%${f.subject.replace(/[\\%_]/g, '\\$&')}%`]);
+    }
+    if (f.createdAfter !== undefined) q.where('messages.created_at', '>=', f.createdAfter);
+    if (f.createdBefore !== undefined) q.where('messages.created_at', '<', f.createdBefore);
     return q;
   },
   /** Moves a message's recipients from one status to another; returns how many moved. */

@@ -18,6 +18,7 @@ import * as queueHolds from './migrations/015_queue_holds.ts';
 import * as pools from './migrations/016_pools.ts';
 import * as sendingAddresses from './migrations/017_sending_addresses.ts';
 import * as inboundRoutes from './migrations/018_inbound_routes.ts';
+import * as messageSearch from './migrations/019_message_search.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } };
 
@@ -41,6 +42,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '016_pools': pools,
   '017_sending_addresses': sendingAddresses,
   '018_inbound_routes': inboundRoutes,
+  '019_message_search': messageSearch,
 };
 
 /** The migrations in order, for knex's migrator (`migrate.up`, `.down` in tests). */

@@ -3,6 +3,7 @@ import { invalid } from '../../../core/errors.ts';
 import type { AcceptService } from '../../../messages/accept.ts';
 import { checkIdempotencyKey, requestHash } from '../../../messages/idempotency.ts';
 import type { MessageQueries } from '../../../messages/queries.ts';
+import { searchFilter, type SearchQuery } from '../../../messages/search.ts';
 import { MESSAGE_STATUSES, RECIPIENT_STATUSES } from '../../../messages/status.ts';
 import { validateSend } from '../../../messages/validate.ts';
 import { messageSummary } from '../../../messages/views.ts';
@@ -79,6 +80,7 @@ export const emailRoutes =
           recipientStatus: oneOf('recipient_status', q.recipient_status, RECIPIENT_STATUSES),
           beforeId: decodeCursor(q.cursor) ?? undefined,
           limit: limit + 1,
+          ...searchFilter(q as SearchQuery),
         });
         return toPage(rows, limit, messageSummary);
       },
