@@ -87,16 +87,28 @@ export interface MessageFilter extends MessageSearch {
 
 /**
  * SQLite: how many messages newer than a created_at range a newest-first scan may step over
- * before walking the range's index (and sorting its matches by id) is the cheaper plan.
+ * (reading their rows) before finding where the range ends in its own index is the cheaper plan.
  */
-const NEWER_SCAN_BUDGET = 5000;
+const NEWER_SCAN_BUDGET = 20_000;
 
-/** Whether more than NEWER_SCAN_BUDGET messages of the workspace were created at or after the range's end. */
-async function manyNewerThan(db: Conn, f: MessageFilter): Promise<boolean> {
-  if (f.createdBefore === undefined) return false;
+/**
+ * SQLite: where a newest-first scan for a created_at range may start. Null when few messages are
+ * newer than the range (the scan starts at the newest); otherwise the largest id in the range
+ * (below the cursor), from the range's index without reading rows. Ids only roughly follow
+ * created_at (each process stamps its own clock), so the start is that maximum rather than
+ * anything guessed from the times, and the scan still checks each row's time.
+ */
+async function rangeStart(db: Conn, f: MessageFilter): Promise<number | null> {
+  if (f.createdBefore === undefined) return null;
   const newer = db('messages').where('workspace_id', f.workspaceId).where('created_at', '>=', f.createdBefore).limit(NEWER_SCAN_BUDGET).select(db.raw('1'));
   const [{ n }] = (await db.from(newer.as('newer')).count({ n: '*' })) as { n: number | string }[];
-  return Number(n) >= NEWER_SCAN_BUDGET;
+  if (Number(n) < NEWER_SCAN_BUDGET) return null;
+  const range = db.from(db.raw('messages indexed by messages_workspace_created')).where('workspace_id', f.workspaceId).where('created_at', '<', f.createdBefore);
+  if (f.createdAfter !== undefined) range.where('created_at', '>=', f.createdAfter);
+  if (f.domain) range.where('domain', f.domain);
+  if (f.beforeId) range.where('id', '<', f.beforeId);
+  const [{ top }] = (await range.max({ top: 'id' })) as { top: number | null }[];
+  return top === null ? 0 : Number(top);
 }
 
 /** Message statuses after which nothing will read the body again. */
@@ -252,14 +264,19 @@ export const messagesRepo = {
    * first of them drives the query so a page stops after its rows whether matches are common or
    * rare: a label (tag or metadata) walks `message_labels_search`; else, on SQLite, a subject of
    * 3 or more characters walks the trigram index (`message_subjects`); else the sender walks
-   * `messages_workspace_from`; else a created_at range that many newer messages would precede
-   * walks `messages_workspace_created` (SQLite; PostgreSQL's planner weighs the same choice from
-   * its statistics). Everything else is checked on the rows found.
+   * `messages_workspace_from`. Everything else is checked on the rows found.
+   *
+   * A created_at range alone: on SQLite, when few messages are newer than the range, the
+   * newest-first scan of the workspace finds its matches at once; when many are, it starts at
+   * the range's largest id, read from the range's index (`rangeStart`: its cost grows with the
+   * range, about 25 ms for 300,000 messages on the 2-vCPU development machine). PostgreSQL's
+   * planner weighs the same choice from its statistics.
    */
   async list(db: Conn, f: MessageFilter): Promise<MessageRow[]> {
     const pg = isPg(db);
     const [first, ...labels] = f.labels ?? [];
     const bySubjectIndex = !pg && !first && f.subject !== undefined && [...f.subject].length >= 3;
+    const start = !pg && !first && !bySubjectIndex && f.from === undefined ? await rangeStart(db, f) : null;
     let q: Knex.QueryBuilder;
     let key = 'messages.id';
     if (first) {
@@ -273,13 +290,12 @@ export const messagesRepo = {
         .join('messages', 'messages.id', 'message_subjects.rowid')
         .whereRaw('message_subjects match ?', [`"${f.subject!.replaceAll('"', '""')}"`]);
       key = 'message_subjects.rowid';
-    } else if (!pg && f.from === undefined && (await manyNewerThan(db, f))) {
-      q = db.from(db.raw('messages indexed by messages_workspace_created'));
     } else {
       q = db('messages');
     }
-    q.where('messages.workspace_id', f.workspaceId).orderBy(key, 'desc').limit(f.limit).select('messages.*');
+    q.where('messages.workspace_id', f.workspaceId).orderBy(key, 'desc').limit(f.limit);
     if (f.beforeId) q.where(key, '<', f.beforeId);
+    if (start !== null) q.where(key, '<=', start);
     if (f.domain) q.where({ 'messages.domain': f.domain });
     if (f.status) q.where({ 'messages.status': f.status });
     if (f.stream) q.where({ 'messages.stream': f.stream });
@@ -300,9 +316,12 @@ export const messagesRepo = {
       // SQLite's LIKE ignores the case of ASCII letters; PostgreSQL's ILIKE that of all of them.
       q.whereRaw(`messages.subject ${pg ? 'ilike' : 'like'} ? escape '\\'`, [`%${f.subject.replace(/[\\%_]/g, '\\$&')}%`]);
     }
-    if (f.createdAfter !== undefined) q.where('messages.created_at', '>=', f.createdAfter);
-    if (f.createdBefore !== undefined) q.where('messages.created_at', '<', f.createdBefore);
-    return q;
+    // On SQLite, `+` keeps its planner from walking the range's index and sorting every match
+    // where the newest-first scan stops after a page.
+    const created = pg ? 'messages.created_at' : '+messages.created_at';
+    if (f.createdAfter !== undefined) q.whereRaw(`${created} >= ?`, [f.createdAfter]);
+    if (f.createdBefore !== undefined) q.whereRaw(`${created} < ?`, [f.createdBefore]);
+    return q.select('messages.*');
   },
   /** Moves a message's recipients from one status to another; returns how many moved. */
   async setRecipientStatus(tx: Tx, messageId: number, from: RecipientStatus, to: RecipientStatus, at: number): Promise<number> {
