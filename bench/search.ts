@@ -35,8 +35,14 @@ const STEP = Math.floor((90 * DAY) / MESSAGES);
 const RARE = 100_000;
 
 const LEADS = ['Your order has shipped:', 'Welcome to the club:', 'Invoice for your account:'];
-const WORDS = 'alpine amber anchor arbor aster basil birch bramble canyon cedar cinder clover comet coral cove dahlia delta dune ember fable fern fjord garnet glacier harbor hazel heron indigo iris jasper juniper kelp lagoon larch laurel linden maple meadow mesa'.split(' ');
-const ADJECTIVES = 'bold brisk calm clear crisp deep early eager fair fresh gentle grand keen kind late light lucky mellow mild neat noble plain proud quick quiet rapid rare ready rich round sharp shy sleek smart snug solid swift'.split(' ');
+const WORDS =
+  'alpine amber anchor arbor aster basil birch bramble canyon cedar cinder clover comet coral cove dahlia delta dune ember fable fern fjord garnet glacier harbor hazel heron indigo iris jasper juniper kelp lagoon larch laurel linden maple meadow mesa'.split(
+    ' ',
+  );
+const ADJECTIVES =
+  'bold brisk calm clear crisp deep early eager fair fresh gentle grand keen kind late light lucky mellow mild neat noble plain proud quick quiet rapid rare ready rich round sharp shy sleek smart snug solid swift'.split(
+    ' ',
+  );
 const LOCALS = ['news', 'billing', 'support'];
 
 async function seed(db: Db, workspaceId: number, domain: string): Promise<void> {
@@ -56,7 +62,7 @@ async function seed(db: Db, workspaceId: number, domain: string): Promise<void> 
     series(
       `INSERT INTO messages (workspace_id, api_key_id, domain, stream, status, source, from_header, from_address, subject, envelope, message_id_header, created_at)
        SELECT ${workspaceId}, NULL, ${pick(domains, 'x % 4')}, CASE WHEN x % 5 = 0 THEN 'broadcast' ELSE 'transactional' END, 'delivered', 'api',
-         ${from}, ${from}, ${subject}, ${envelope}, '<' || x || '@bench.test>', ${START} + x * ${STEP} FROM series`,
+         ${from}, ${from}, ${subject}, ${envelope}, '<' || x || '@bench.test>', ${START} + x * CAST(${STEP} AS BIGINT) FROM series`,
     ),
   );
   const first = Number((await db('messages').where({ workspace_id: workspaceId }).min({ id: 'id' }).first())!.id);
@@ -88,7 +94,11 @@ function cases(domain: string): { name: string; query: (i: number) => string; ro
     { name: 'from, common (1 in 12)', query: (i) => `from=${q(`${LOCALS[i % 3]}@${domain}`)}`, rows: 'full' },
     { name: 'from, rare (10)', query: () => `from=${q(`ceo@${domain}`)}`, rows: 10 },
     { name: 'subject, common (1 in 3)', query: () => 'subject=order', rows: 'full' },
-    { name: `subject, two words (1 in ${fmt(ADJECTIVES.length * WORDS.length)})`, query: (i) => `subject=${q(`${ADJECTIVES[i % ADJECTIVES.length]} ${WORDS[(i * 7) % WORDS.length]}`)}`, rows: 'full' },
+    {
+      name: `subject, two words (1 in ${fmt(ADJECTIVES.length * WORDS.length)})`,
+      query: (i) => `subject=${q(`${ADJECTIVES[i % ADJECTIVES.length]} ${WORDS[(i * 7) % WORDS.length]}`)}`,
+      rows: 'full',
+    },
     { name: 'subject, rare (10)', query: () => 'subject=zephyr', rows: 10 },
     { name: 'subject, none', query: () => 'subject=quokka', rows: 0 },
     { name: 'tag name:value (1 in 200)', query: (i) => `tag=campaign:c${i % 50}`, rows: 'full' },
@@ -97,7 +107,11 @@ function cases(domain: string): { name: string; query: (i: number) => string; ro
     { name: 'metadata, rare (~17)', query: (i) => `metadata.user=u${(i * 3) % 20000}`, rows: 'some' },
     { name: 'metadata, common (1 in 6)', query: () => 'metadata.plan=pro', rows: 'full' },
     { name: 'created, last 7 days', query: () => `created_after=${q(iso(NOW - 7 * DAY))}`, rows: 'full' },
-    { name: 'created, one day 60 days ago', query: (i) => `created_after=${q(iso(NOW - (60 + (i % 10)) * DAY))}&created_before=${q(iso(NOW - (59 + (i % 10)) * DAY))}`, rows: 'full' },
+    {
+      name: 'created, one day 60 days ago',
+      query: (i) => `created_after=${q(iso(NOW - (60 + (i % 10)) * DAY))}&created_before=${q(iso(NOW - (59 + (i % 10)) * DAY))}`,
+      rows: 'full',
+    },
     { name: 'created, 30 days ending 30 days ago', query: () => `created_after=${q(iso(NOW - 60 * DAY))}&created_before=${q(iso(NOW - 30 * DAY))}`, rows: 'full' },
     {
       name: 'tag + subject + from + created',
@@ -134,7 +148,8 @@ try {
       if (i >= WARM_UP) ms.push(performance.now() - started);
       if (res.status !== 200) throw new Error(`${c.name}: ${res.status} ${JSON.stringify(body)}`);
       const want = c.rows === 'full' ? 20 : c.rows;
-      if (want === 'some' ? body.data.length === 0 || body.data.length > 20 : body.data.length !== want) throw new Error(`${c.name} (${c.query(i)}): ${body.data.length} rows, not ${want}`);
+      if (want === 'some' ? body.data.length === 0 || body.data.length > 20 : body.data.length !== want)
+        throw new Error(`${c.name} (${c.query(i)}): ${body.data.length} rows, not ${want}`);
     }
     ms.sort((a, b) => a - b);
     const r = { name: c.name, p50: percentile(ms, 50), p99: percentile(ms, 99), max: ms[ms.length - 1]! };
