@@ -86,13 +86,13 @@ export interface MessageFilter extends MessageSearch {
 }
 
 /**
- * SQLite: how many messages newer than a created_at range a newest-first scan may step over
- * (reading their rows) before finding where the range ends in its own index is the cheaper plan.
+ * How many messages newer than a created_at range a newest-first scan may step over (reading
+ * their rows) before finding where the range ends in its own index is the cheaper plan.
  */
 const NEWER_SCAN_BUDGET = 20_000;
 
 /**
- * SQLite: where a newest-first scan for a created_at range may start. Null when few messages are
+ * Where a newest-first scan for a created_at range may start. Null when few messages are
  * newer than the range (the scan starts at the newest); otherwise the largest id in the range
  * (below the cursor), from the range's index without reading rows. Ids only roughly follow
  * created_at (each process stamps its own clock), so the start is that maximum rather than
@@ -103,11 +103,15 @@ async function rangeStart(db: Conn, f: MessageFilter): Promise<number | null> {
   const newer = db('messages').where('workspace_id', f.workspaceId).where('created_at', '>=', f.createdBefore).limit(NEWER_SCAN_BUDGET).select(db.raw('1'));
   const [{ n }] = (await db.from(newer.as('newer')).count({ n: '*' })) as { n: number | string }[];
   if (Number(n) < NEWER_SCAN_BUDGET) return null;
-  const range = db.from(db.raw('messages indexed by messages_workspace_created')).where('workspace_id', f.workspaceId).where('created_at', '<', f.createdBefore);
+  const range: Knex.QueryBuilder = (isPg(db) ? db('messages') : db.from(db.raw('messages indexed by messages_workspace_created')))
+    .where('workspace_id', f.workspaceId)
+    .where('created_at', '<', f.createdBefore);
   if (f.createdAfter !== undefined) range.where('created_at', '>=', f.createdAfter);
   if (f.domain) range.where('domain', f.domain);
   if (f.beforeId) range.where('id', '<', f.beforeId);
-  const [{ top }] = (await range.max({ top: 'id' })) as { top: number | null }[];
+  // `id + 0`: PostgreSQL would otherwise read max(id) by walking the primary key down from the
+  // newest message, the very scan this avoids.
+  const [{ top }] = (await range.select(db.raw('max(id + 0) as top'))) as { top: number | string | null }[];
   return top === null ? 0 : Number(top);
 }
 
@@ -266,17 +270,26 @@ export const messagesRepo = {
    * 3 or more characters walks the trigram index (`message_subjects`); else the sender walks
    * `messages_workspace_from`. Everything else is checked on the rows found.
    *
-   * A created_at range alone: on SQLite, when few messages are newer than the range, the
-   * newest-first scan of the workspace finds its matches at once; when many are, it starts at
-   * the range's largest id, read from the range's index (`rangeStart`: its cost grows with the
-   * range, about 25 ms for 300,000 messages on the 2-vCPU development machine). PostgreSQL's
-   * planner weighs the same choice from its statistics.
+   * A created_at range alone: when few messages are newer than the range, the newest-first scan
+   * of the workspace finds its matches at once; when many are, it starts at the range's largest
+   * id, read from the range's index (`rangeStart`: its cost grows with the range, about 25 ms
+   * for 300,000 messages on SQLite on the 2-vCPU development machine). PostgreSQL's planner is
+   * not left to choose: ids follow created_at, which its estimates assume they do not, so it
+   * scanned the newest messages backwards through every one newer than the range.
    */
   async list(db: Conn, f: MessageFilter): Promise<MessageRow[]> {
     const pg = isPg(db);
+    if (pg && !inTransaction(db)) {
+      // PostgreSQL planned parallel workers for searches it costed high, and starting them took
+      // longer (about 75 ms on the busy 2-vCPU machine) than the 2 ms the page needed.
+      return db.transaction(async (tx) => {
+        await tx.raw('set local max_parallel_workers_per_gather = 0');
+        return messagesRepo.list(tx, f);
+      });
+    }
     const [first, ...labels] = f.labels ?? [];
     const bySubjectIndex = !pg && !first && f.subject !== undefined && [...f.subject].length >= 3;
-    const start = !pg && !first && !bySubjectIndex && f.from === undefined ? await rangeStart(db, f) : null;
+    const start = !first && !bySubjectIndex && f.from === undefined ? await rangeStart(db, f) : null;
     let q: Knex.QueryBuilder;
     let key = 'messages.id';
     if (first) {

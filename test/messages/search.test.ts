@@ -128,6 +128,53 @@ describe.each(STORES)('searching messages, GET /emails (%s)', (kind) => {
     expect(await ids('tag=campaign:fall')).toStrictEqual([other.id, acme.id]);
   });
 
+  it('pages through an old created range in id order when many newer messages precede it, a message stamped late included', async () => {
+    const { server, ws, ids, search } = await world(kind);
+    const { db } = server.services;
+    // 25,000 messages a minute apart from 2026-10-01, written directly: more than the 20,000
+    // newer messages after which the range's own index gives where the scan starts.
+    const start = Date.parse('2026-10-01T00:00:00Z');
+    const row = (i: number, createdAt: number) => ({
+      workspace_id: ws.id,
+      domain: 'acme.test',
+      stream: 'transactional',
+      status: 'delivered',
+      source: 'api',
+      from_header: 'news@acme.test',
+      from_address: 'news@acme.test',
+      subject: `Bulk ${i}`,
+      envelope: JSON.stringify({ to: ['user@example.org'], cc: [], bcc: [], reply_to: [], tags: [] }),
+      message_id_header: `<${i}@acme.test>`,
+      created_at: createdAt,
+    });
+    const rows = Array.from({ length: 25_000 }, (_, i) => row(i, start + i * 60_000));
+    // Another process's clock was behind: its message has a newer id but an older time.
+    rows.push(row(25_000, start + 100 * 60_000 + 30_000));
+    for (let i = 0; i < rows.length; i += 500) await db('messages').insert(rows.slice(i, i + 500));
+    const inRange = async (after: number, before: number) =>
+      (await db('messages').where({ workspace_id: ws.id }).where('created_at', '>=', after).where('created_at', '<', before).orderBy('id', 'desc').select('id')).map(
+        (r: { id: number }) => r.id,
+      );
+    const after = start + 90 * 60_000;
+    const before = start + 130 * 60_000;
+    const expected = await inRange(after, before);
+    expect(expected).toHaveLength(41);
+    const query = `created_after=${new Date(after).toISOString()}&created_before=${new Date(before).toISOString()}`;
+    const seen: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await search(`${query}&limit=15${cursor ? `&cursor=${cursor}` : ''}`);
+      seen.push(...page.data.map((m) => m.id));
+      cursor = page.next_cursor;
+    } while (cursor);
+    expect(seen).toStrictEqual(expected);
+    expect(seen[0]).toBe(Math.max(...expected));
+    // A range with nothing in it, and one older than every message.
+    expect(await ids(`created_after=${new Date(start + 30_000).toISOString()}&created_before=${new Date(start + 50_000).toISOString()}`)).toStrictEqual([]);
+    expect(await ids(`created_before=${new Date(start).toISOString()}`)).toStrictEqual([]);
+    expect(await ids(`created_before=${new Date(start + 60_000).toISOString()}`)).toStrictEqual(await inRange(0, start + 60_000));
+  });
+
   it('answers 422 naming the parameter for a malformed search, and for parameters it does not know', async () => {
     const { server, ws } = await world(kind);
     const refusals: [string, string][] = [
