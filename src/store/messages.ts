@@ -85,36 +85,6 @@ export interface MessageFilter extends MessageSearch {
   limit: number;
 }
 
-/**
- * How many messages newer than a created_at range a newest-first scan may step over (reading
- * their rows) before finding where the range ends in its own index is the cheaper plan.
- */
-const NEWER_SCAN_BUDGET = 20_000;
-
-/**
- * Where a newest-first scan for a created_at range may start. Null when few messages are
- * newer than the range (the scan starts at the newest); otherwise the largest id in the range
- * (below the cursor), from the range's index without reading rows. Ids only roughly follow
- * created_at (each process stamps its own clock), so the start is that maximum rather than
- * anything guessed from the times, and the scan still checks each row's time.
- */
-async function rangeStart(db: Conn, f: MessageFilter): Promise<number | null> {
-  if (f.createdBefore === undefined) return null;
-  const newer = db('messages').where('workspace_id', f.workspaceId).where('created_at', '>=', f.createdBefore).limit(NEWER_SCAN_BUDGET).select(db.raw('1'));
-  const [{ n }] = (await db.from(newer.as('newer')).count({ n: '*' })) as { n: number | string }[];
-  if (Number(n) < NEWER_SCAN_BUDGET) return null;
-  const range: Knex.QueryBuilder = (isPg(db) ? db('messages') : db.from(db.raw('messages indexed by messages_workspace_created')))
-    .where('workspace_id', f.workspaceId)
-    .where('created_at', '<', f.createdBefore);
-  if (f.createdAfter !== undefined) range.where('created_at', '>=', f.createdAfter);
-  if (f.domain) range.where('domain', f.domain);
-  if (f.beforeId) range.where('id', '<', f.beforeId);
-  // `id + 0`: PostgreSQL would otherwise read max(id) by walking the primary key down from the
-  // newest message, the very scan this avoids.
-  const [{ top }] = (await range.select(db.raw('max(id + 0) as top'))) as { top: number | string | null }[];
-  return top === null ? 0 : Number(top);
-}
-
 /** Message statuses after which nothing will read the body again. */
 const FINAL: MessageStatus[] = ['delivered', 'partial', 'bounced', 'failed', 'suppressed', 'canceled'];
 
@@ -270,12 +240,10 @@ export const messagesRepo = {
    * 3 or more characters walks the trigram index (`message_subjects`); else the sender walks
    * `messages_workspace_from`. Everything else is checked on the rows found.
    *
-   * A created_at range alone: when few messages are newer than the range, the newest-first scan
-   * of the workspace finds its matches at once; when many are, it starts at the range's largest
-   * id, read from the range's index (`rangeStart`: its cost grows with the range, about 25 ms
-   * for 300,000 messages on SQLite on the 2-vCPU development machine). PostgreSQL's planner is
-   * not left to choose: ids follow created_at, which its estimates assume they do not, so it
-   * scanned the newest messages backwards through every one newer than the range.
+   * A created_at range with none of those walks `messages_workspace_created`, and its page is
+   * in created_at order (newest first, ties by id), the cursor's message giving the time to
+   * continue from: ids only roughly follow created_at (each process stamps its own clock), and
+   * in id order a range far back read every newer message first, or every one of the range.
    */
   async list(db: Conn, f: MessageFilter): Promise<MessageRow[]> {
     const pg = isPg(db);
@@ -289,7 +257,10 @@ export const messagesRepo = {
     }
     const [first, ...labels] = f.labels ?? [];
     const bySubjectIndex = !pg && !first && f.subject !== undefined && [...f.subject].length >= 3;
-    const start = !first && !bySubjectIndex && f.from === undefined ? await rangeStart(db, f) : null;
+    const byCreated = !first && !bySubjectIndex && f.from === undefined && (f.createdAfter !== undefined || f.createdBefore !== undefined);
+    // The cursor's message's time, where a page in created_at order continues from.
+    const cursorAt =
+      byCreated && f.beforeId ? ((await db('messages').where('id', f.beforeId).first('created_at')) as { created_at: number | string } | undefined) : undefined;
     let q: Knex.QueryBuilder;
     let key = 'messages.id';
     if (first) {
@@ -306,9 +277,21 @@ export const messagesRepo = {
     } else {
       q = db('messages');
     }
-    q.where('messages.workspace_id', f.workspaceId).orderBy(key, 'desc').limit(f.limit);
-    if (f.beforeId) q.where(key, '<', f.beforeId);
-    if (start !== null) q.where(key, '<=', start);
+    q.where('messages.workspace_id', f.workspaceId).limit(f.limit);
+    if (byCreated) {
+      q.orderBy([
+        { column: 'messages.created_at', order: 'desc' },
+        { column: 'messages.id', order: 'desc' },
+      ]);
+      if (f.beforeId && !cursorAt) return [];
+      if (cursorAt) {
+        const at = Number(cursorAt.created_at);
+        q.where('messages.created_at', '<=', at).where((w) => w.where('messages.created_at', '<', at).orWhere('messages.id', '<', f.beforeId!));
+      }
+    } else {
+      q.orderBy(key, 'desc');
+      if (f.beforeId) q.where(key, '<', f.beforeId);
+    }
     if (f.domain) q.where({ 'messages.domain': f.domain });
     if (f.status) q.where({ 'messages.status': f.status });
     if (f.stream) q.where({ 'messages.stream': f.stream });
@@ -330,8 +313,8 @@ export const messagesRepo = {
       q.whereRaw(`messages.subject ${pg ? 'ilike' : 'like'} ? escape '\\'`, [`%${f.subject.replace(/[\\%_]/g, '\\$&')}%`]);
     }
     // On SQLite, `+` keeps its planner from walking the range's index and sorting every match
-    // where the newest-first scan stops after a page.
-    const created = pg ? 'messages.created_at' : '+messages.created_at';
+    // where another filter's newest-first walk stops after a page.
+    const created = pg || byCreated ? 'messages.created_at' : '+messages.created_at';
     if (f.createdAfter !== undefined) q.whereRaw(`${created} >= ?`, [f.createdAfter]);
     if (f.createdBefore !== undefined) q.whereRaw(`${created} < ?`, [f.createdBefore]);
     return q.select('messages.*');

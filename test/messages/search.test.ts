@@ -128,11 +128,10 @@ describe.each(STORES)('searching messages, GET /emails (%s)', (kind) => {
     expect(await ids('tag=campaign:fall')).toStrictEqual([other.id, acme.id]);
   });
 
-  it('pages through an old created range in id order when many newer messages precede it, a message stamped late included', async () => {
+  it('pages through a created range in created_at order, a message stamped by a late clock in its place', async () => {
     const { server, ws, ids, search } = await world(kind);
     const { db } = server.services;
-    // 25,000 messages a minute apart from 2026-10-01, written directly: more than the 20,000
-    // newer messages after which the range's own index gives where the scan starts.
+    // 3,000 messages a minute apart from 2026-10-01, written directly.
     const start = Date.parse('2026-10-01T00:00:00Z');
     const row = (i: number, createdAt: number) => ({
       workspace_id: ws.id,
@@ -147,32 +146,48 @@ describe.each(STORES)('searching messages, GET /emails (%s)', (kind) => {
       message_id_header: `<${i}@acme.test>`,
       created_at: createdAt,
     });
-    const rows = Array.from({ length: 25_000 }, (_, i) => row(i, start + i * 60_000));
-    // Another process's clock was behind: its message has a newer id but an older time.
-    rows.push(row(25_000, start + 100 * 60_000 + 30_000));
+    const rows = Array.from({ length: 3000 }, (_, i) => row(i, start + i * 60_000));
+    // Another process's clock was behind: its message has the newest id but an older time, and
+    // one shares its time with another message.
+    rows.push(row(3000, start + 100 * 60_000 + 30_000), row(3001, start + 110 * 60_000));
     for (let i = 0; i < rows.length; i += 500) await db('messages').insert(rows.slice(i, i + 500));
     const inRange = async (after: number, before: number) =>
-      (await db('messages').where({ workspace_id: ws.id }).where('created_at', '>=', after).where('created_at', '<', before).orderBy('id', 'desc').select('id')).map(
-        (r: { id: number }) => r.id,
-      );
+      (
+        await db('messages')
+          .where({ workspace_id: ws.id })
+          .where('created_at', '>=', after)
+          .where('created_at', '<', before)
+          .orderBy([
+            { column: 'created_at', order: 'desc' },
+            { column: 'id', order: 'desc' },
+          ])
+          .select('id')
+      ).map((r: { id: number }) => r.id);
     const after = start + 90 * 60_000;
     const before = start + 130 * 60_000;
     const expected = await inRange(after, before);
-    expect(expected).toHaveLength(41);
+    expect(expected).toHaveLength(42);
     const query = `created_after=${new Date(after).toISOString()}&created_before=${new Date(before).toISOString()}`;
-    const seen: number[] = [];
-    let cursor: string | null = null;
-    do {
-      const page = await search(`${query}&limit=15${cursor ? `&cursor=${cursor}` : ''}`);
-      seen.push(...page.data.map((m) => m.id));
-      cursor = page.next_cursor;
-    } while (cursor);
-    expect(seen).toStrictEqual(expected);
-    expect(seen[0]).toBe(Math.max(...expected));
-    // A range with nothing in it, and one older than every message.
+    for (const limit of [1, 5, 15, 100]) {
+      const seen: number[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await search(`${query}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
+        seen.push(...page.data.map((m) => m.id));
+        cursor = page.next_cursor;
+      } while (cursor);
+      expect(seen, `limit ${limit}`).toStrictEqual(expected);
+    }
+    // The late message sits at its time, not first as its id would put it.
+    const lateId = (await db('messages').where({ subject: 'Bulk 3000' }).first('id')).id;
+    expect(expected[0]).not.toBe(lateId);
+    // After the 29 messages of minutes 101 to 129 and the one sharing minute 110.
+    expect(expected.indexOf(lateId)).toBe(30);
+    // A range with nothing in it, one older than every message, and one open at the end.
     expect(await ids(`created_after=${new Date(start + 30_000).toISOString()}&created_before=${new Date(start + 50_000).toISOString()}`)).toStrictEqual([]);
     expect(await ids(`created_before=${new Date(start).toISOString()}`)).toStrictEqual([]);
     expect(await ids(`created_before=${new Date(start + 60_000).toISOString()}`)).toStrictEqual(await inRange(0, start + 60_000));
+    expect(await ids(`created_after=${new Date(start + 2990 * 60_000).toISOString()}`)).toStrictEqual(await inRange(start + 2990 * 60_000, start + 10_000 * 60_000));
   });
 
   it('answers 422 naming the parameter for a malformed search, and for parameters it does not know', async () => {

@@ -10,8 +10,8 @@ import type { Knex } from 'knex';
  *   walks it from the newest match down; the primary key serves the check of a second label and
  *   the cascade when a message goes.
  * - `from`: an index on (workspace_id, lower(from_address), id).
- * - `created_after`/`created_before`: an index on (workspace_id, created_at, domain, id), which
- *   answers a range's ids without reading rows, for a domain-scoped key too.
+ * - `created_after`/`created_before`: an index on (workspace_id, created_at, id), walked from the
+ *   range's end (such a page is in created_at order, `messagesRepo.list`).
  * - `subject` contains: on SQLite, an FTS5 table with the trigram tokenizer over `messages.subject`
  *   (external content, kept by triggers), whose phrase queries match any substring of 3 or more
  *   characters without case; on PostgreSQL, a GIN index with `pg_trgm`'s trigram operators,
@@ -34,7 +34,7 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['workspace_id', 'kind', 'name', 'value', 'message_id'], 'message_labels_search');
   });
   await knex.raw('create index messages_workspace_from on messages (workspace_id, lower(from_address), id)');
-  await knex.raw('create index messages_workspace_created on messages (workspace_id, created_at, domain, id)');
+  await knex.raw('create index messages_workspace_created on messages (workspace_id, created_at, id)');
   await backfillLabels(knex);
   if (pg) {
     if (await trigramsAvailable(knex)) await knex.raw('create index messages_subject_trgm on messages using gin (subject gin_trgm_ops)');
