@@ -13,9 +13,36 @@ const LIVE_MS = 1500;
 const LIVE_FOR_MS = 60_000;
 const IDLE_MS = 15_000;
 
+/** The search fields the URL keeps (`#/messages?subject=...`), so a search can be shared. */
+const SEARCH = ['status', 'stream', 'recipient', 'from', 'subject', 'tag', 'metadata', 'after', 'before'] as const;
+type Search = Record<(typeof SEARCH)[number], string>;
+
+/** A day of the date inputs as the moment it starts here, in ISO 8601 (the API wants a zone). */
+const dayStart = (day: string, plusDays = 0): string | undefined => {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+  return m ? new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]) + plusDays).toISOString() : undefined;
+};
+
+/** The `GET /emails` parameters of a search: `metadata` is `key=value`, the dates are whole local days. */
+function apiSearch(s: Search): Record<string, string | undefined> {
+  const eq = s.metadata.indexOf('=');
+  const metadata = s.metadata === '' ? {} : eq < 0 ? { [`metadata.${s.metadata}`]: '' } : { [`metadata.${s.metadata.slice(0, eq).trim()}`]: s.metadata.slice(eq + 1) };
+  return {
+    status: s.status,
+    stream: s.stream,
+    recipient: s.recipient,
+    from: s.from,
+    subject: s.subject,
+    tag: s.tag,
+    ...metadata,
+    created_after: dayStart(s.after),
+    created_before: dayStart(s.before, 1),
+  };
+}
+
 export const messageList: Render = async (main, params) => {
   const q = params.query;
-  const filters = { status: q.get('status') ?? '', stream: q.get('stream') ?? '', recipient: q.get('recipient') ?? '' };
+  const filters = Object.fromEntries(SEARCH.map((k) => [k, q.get(k) ?? ''])) as Search;
   const cursor = q.get('cursor');
 
   const status = select('status', [['', 'Any status'], ...STATUSES.map((s): [string, string] => [s, s])], filters.status);
@@ -28,25 +55,41 @@ export const messageList: Render = async (main, params) => {
     ],
     filters.stream,
   );
-  const recipient = h('input', { type: 'search', name: 'recipient', value: filters.recipient, placeholder: 'someone@example.com' });
+  const text = (name: keyof Search, type: string, placeholder = '') => h('input', { type, name, value: filters[name], placeholder });
+  const inputs = {
+    recipient: text('recipient', 'search', 'someone@example.com'),
+    from: text('from', 'search', 'news@your-domain.com'),
+    subject: text('subject', 'search', 'words in the subject'),
+    tag: text('tag', 'search', 'name or name:value'),
+    metadata: text('metadata', 'search', 'key=value'),
+    after: text('after', 'date'),
+    before: text('before', 'date'),
+  };
   const form = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter messages' },
     field('Status', status),
     field('Stream', stream),
-    field('Recipient', recipient),
-    h('button', { type: 'submit' }, 'Filter'),
+    field('Recipient', inputs.recipient),
+    field('From', inputs.from),
+    field('Subject', inputs.subject),
+    field('Tag', inputs.tag),
+    field('Metadata', inputs.metadata),
+    field('Created from', inputs.after),
+    field('Created to', inputs.before),
+    h('button', { type: 'submit' }, 'Search'),
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    location.hash = `#/messages${query({ status: status.value, stream: stream.value, recipient: recipient.value.trim() })}`;
+    const typed = Object.fromEntries(Object.entries(inputs).map(([k, el]) => [k, el.value.trim()]));
+    location.hash = `#/messages${query({ status: status.value, stream: stream.value, ...typed })}`;
   });
 
   const results = h('div', { 'aria-live': 'polite' });
   replace(main, h('h1', {}, 'Messages'), form, results);
 
   const load = async () => {
-    const page = await api.get<Page<EmailSummary>>(`/emails${query({ ...filters, cursor, limit: 50 })}`);
+    const page = await api.get<Page<EmailSummary>>(`/emails${query({ ...apiSearch(filters), cursor, limit: 50 })}`);
     const rows = page.data.map((m) => [
       link(`/messages/${m.id}`, `#${m.id}`),
       h('span', { class: 'subject' }, m.subject),

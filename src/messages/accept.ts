@@ -15,6 +15,7 @@ import { CHANGE_VISIBLE_WITHIN_MS, TtlCache } from '../tenancy/ttl-cache.ts';
 import { formatMailbox } from './address.ts';
 import { storeContent, type MessageContent } from './content.ts';
 import { IDEMPOTENCY_WINDOW_MS, type IdempotencyRequest } from './idempotency.ts';
+import { labelsOf } from './search.ts';
 import type { RecipientStatus } from './status.ts';
 import type { NormalisedMessage } from './validate.ts';
 
@@ -288,6 +289,7 @@ export class AcceptService {
       recipients,
       messageIdFor: m.messageId === undefined ? (newId) => `<${newId}.${randomHex(8)}@${m.from.domain}>` : undefined,
       sending: statuses.filter((s) => s !== 'suppressed').length,
+      labels: labelsOf(m.tags, m.metadata),
     };
   }
 

@@ -53,7 +53,28 @@ export interface RecipientRow {
   updated_at: number;
 }
 
-export interface MessageFilter {
+/** A tag (`tag`: name and value; `tag_name`: any value, stored with value '') or a metadata entry. */
+export interface LabelFilter {
+  kind: 'tag' | 'tag_name' | 'metadata';
+  name: string;
+  value: string;
+}
+
+/** The search filters of SPEC §15, parsed (`messages/search.ts`). */
+export interface MessageSearch {
+  /** The sender address, lowercased. */
+  from?: string;
+  /** Contained in the subject, compared without case. */
+  subject?: string;
+  /** Every one must match. */
+  labels?: LabelFilter[];
+  /** created_at at or after, ms. */
+  createdAfter?: number;
+  /** created_at strictly before, ms. */
+  createdBefore?: number;
+}
+
+export interface MessageFilter extends MessageSearch {
   workspaceId: number;
   domain?: string | null;
   status?: string;
@@ -74,6 +95,8 @@ export interface PlannedMessage {
   messageIdFor?: (id: number) => string;
   /** Recipients not suppressed. */
   sending: number;
+  /** Its `message_labels` rows (tags and metadata, for search). */
+  labels: LabelFilter[];
 }
 
 /** A new message's status, by the rule its later derivations follow (`messages/status.ts`). */
@@ -85,6 +108,10 @@ const ROWS_PER_INSERT = 200;
 const contentRows = (messages: PlannedMessage[], ids: number[]) =>
   messages.flatMap(({ row: { content } }, i) => (content === null ? [] : [{ message_id: ids[i]!, content }]));
 
+/** The `message_labels` rows of new messages, given their ids in the same order. */
+const labelRows = (messages: PlannedMessage[], ids: number[]) =>
+  messages.flatMap((m, i) => m.labels.map((l) => ({ message_id: ids[i]!, workspace_id: m.row.workspace_id, ...l })));
+
 /** The rows of new messages whose ids are known: each written once, with its Message-ID. */
 function rowsOf(messages: PlannedMessage[], ids: number[]) {
   const rowsToInsert = messages.map(({ row: { content: _, ...row }, recipients, messageIdFor }, i) => ({
@@ -94,7 +121,7 @@ function rowsOf(messages: PlannedMessage[], ids: number[]) {
     ...(messageIdFor ? { message_id_header: messageIdFor(ids[i]!) } : {}),
   }));
   const recipients = messages.flatMap((m, i) => m.recipients.map((r) => ({ ...r, message_id: ids[i]! })));
-  return { rowsToInsert, contents: contentRows(messages, ids), recipients };
+  return { rowsToInsert, contents: contentRows(messages, ids), recipients, labels: labelRows(messages, ids) };
 }
 
 /** The message with its body, as one row. */
@@ -111,11 +138,12 @@ const DRAW_IDS = "select nextval(pg_get_serial_sequence('messages', 'id'))::inte
 async function insertManyPg(tx: Conn, messages: PlannedMessage[], alongside: Statement[], drawn?: number[]): Promise<number[]> {
   const ids = drawn ?? (await messagesRepo.drawIds(tx, messages.length)).ids;
   if (ids.length !== messages.length) throw new Error(`${ids.length} ids drawn for ${messages.length} messages`);
-  const { rowsToInsert, contents, recipients } = rowsOf(messages, ids);
+  const { rowsToInsert, contents, recipients, labels } = rowsOf(messages, ids);
   const writes: Statement[] = [];
   for (let i = 0; i < rowsToInsert.length; i += ROWS_PER_INSERT) writes.push(tx('messages').insert(rowsToInsert.slice(i, i + ROWS_PER_INSERT)));
   for (let i = 0; i < contents.length; i += ROWS_PER_INSERT) writes.push(tx('message_contents').insert(contents.slice(i, i + ROWS_PER_INSERT)));
   for (let i = 0; i < recipients.length; i += ROWS_PER_INSERT) writes.push(tx('recipients').insert(recipients.slice(i, i + ROWS_PER_INSERT)));
+  for (let i = 0; i < labels.length; i += ROWS_PER_INSERT) writes.push(tx('message_labels').insert(labels.slice(i, i + ROWS_PER_INSERT)));
   // Outside a transaction the writes are one statement, atomic on its own, when they fit in one.
   if (inTransaction(tx)) await runTogether(tx, [...writes, ...alongside]);
   else await runAtomically(tx, [...writes, ...alongside]);
@@ -179,10 +207,11 @@ export const messagesRepo = {
       "select max(coalesce((select seq from sqlite_sequence where name = 'messages'), 0), coalesce((select max(id) from messages), 0)) as last",
     )) as { last: number }[];
     const ids = messages.map((_, i) => Number(last) + 1 + i);
-    const { rowsToInsert, contents, recipients } = rowsOf(messages, ids);
+    const { rowsToInsert, contents, recipients, labels } = rowsOf(messages, ids);
     for (let i = 0; i < rowsToInsert.length; i += ROWS_PER_INSERT) await insertRows(tx, 'messages', rowsToInsert.slice(i, i + ROWS_PER_INSERT));
     for (let i = 0; i < contents.length; i += ROWS_PER_INSERT) await insertRows(tx, 'message_contents', contents.slice(i, i + ROWS_PER_INSERT));
     for (let i = 0; i < recipients.length; i += ROWS_PER_INSERT) await insertRows(tx, 'recipients', recipients.slice(i, i + ROWS_PER_INSERT));
+    for (let i = 0; i < labels.length; i += ROWS_PER_INSERT) await insertRows(tx, 'message_labels', labels.slice(i, i + ROWS_PER_INSERT));
     await runTogether(tx, alongside);
     return ids;
   },
@@ -196,13 +225,69 @@ export const messagesRepo = {
     return out;
   },
   recipients: (db: Conn, messageId: number): Promise<RecipientRow[]> => db('recipients').where({ message_id: messageId }).orderBy('id'),
-  /** Newest first; keyset on id so pages stay stable while rows are added. */
-  list(db: Conn, f: MessageFilter): Promise<MessageRow[]> {
-    const q = db('messages').where({ 'messages.workspace_id': f.workspaceId }).orderBy('messages.id', 'desc').limit(f.limit).select('messages.*');
+  /**
+   * Newest first; keyset on id so pages stay stable while rows are added. The search filters
+   * (SPEC §15) each have an index that yields matches newest first (migration 019), and the
+   * first of them drives the query so a page stops after its rows whether matches are common or
+   * rare: a label (tag or metadata) walks `message_labels_search`; else, on SQLite, a subject of
+   * 3 or more characters walks the trigram index (`message_subjects`); else the sender walks
+   * `messages_workspace_from`. Everything else is checked on the rows found.
+   *
+   * A created_at range with none of those walks `messages_workspace_created`, and its page is
+   * in created_at order (newest first, ties by id), the cursor's message giving the time to
+   * continue from: ids only roughly follow created_at (each process stamps its own clock), and
+   * in id order a range far back read every newer message first, or every one of the range.
+   */
+  async list(db: Conn, f: MessageFilter): Promise<MessageRow[]> {
+    const pg = isPg(db);
+    if (pg && !inTransaction(db)) {
+      // PostgreSQL planned parallel workers for searches it costed high, and starting them took
+      // longer (about 75 ms on the busy 2-vCPU machine) than the 2 ms the page needed.
+      return db.transaction(async (tx) => {
+        await tx.raw('set local max_parallel_workers_per_gather = 0');
+        return messagesRepo.list(tx, f);
+      });
+    }
+    const [first, ...labels] = f.labels ?? [];
+    const bySubjectIndex = !pg && !first && f.subject !== undefined && [...f.subject].length >= 3;
+    const byCreated = !first && !bySubjectIndex && f.from === undefined && (f.createdAfter !== undefined || f.createdBefore !== undefined);
+    // The cursor's message's time, where a page in created_at order continues from.
+    const cursorAt =
+      byCreated && f.beforeId ? ((await db('messages').where('id', f.beforeId).first('created_at')) as { created_at: number | string } | undefined) : undefined;
+    let q: Knex.QueryBuilder;
+    let key = 'messages.id';
+    if (first) {
+      q = db('message_labels as l0')
+        .join('messages', 'messages.id', 'l0.message_id')
+        .where({ 'l0.workspace_id': f.workspaceId, 'l0.kind': first.kind, 'l0.name': first.name, 'l0.value': first.value });
+      key = 'l0.message_id';
+    } else if (bySubjectIndex) {
+      // A phrase of the trigram tokenizer matches its text anywhere, as a substring, without case.
+      q = db('message_subjects')
+        .join('messages', 'messages.id', 'message_subjects.rowid')
+        .whereRaw('message_subjects match ?', [`"${f.subject!.replaceAll('"', '""')}"`]);
+      key = 'message_subjects.rowid';
+    } else {
+      q = db('messages');
+    }
+    q.where('messages.workspace_id', f.workspaceId).limit(f.limit);
+    if (byCreated) {
+      q.orderBy([
+        { column: 'messages.created_at', order: 'desc' },
+        { column: 'messages.id', order: 'desc' },
+      ]);
+      if (f.beforeId && !cursorAt) return [];
+      if (cursorAt) {
+        const at = Number(cursorAt.created_at);
+        q.where('messages.created_at', '<=', at).where((w) => w.where('messages.created_at', '<', at).orWhere('messages.id', '<', f.beforeId!));
+      }
+    } else {
+      q.orderBy(key, 'desc');
+      if (f.beforeId) q.where(key, '<', f.beforeId);
+    }
     if (f.domain) q.where({ 'messages.domain': f.domain });
     if (f.status) q.where({ 'messages.status': f.status });
     if (f.stream) q.where({ 'messages.stream': f.stream });
-    if (f.beforeId) q.where('messages.id', '<', f.beforeId);
     if (f.recipient || f.recipientStatus) {
       q.whereExists((sub) => {
         sub.select(db.raw('1')).from('recipients').whereRaw('recipients.message_id = messages.id');
@@ -210,7 +295,22 @@ export const messagesRepo = {
         if (f.recipientStatus) sub.where('recipients.status', f.recipientStatus);
       });
     }
-    return q;
+    for (const l of labels) {
+      q.whereExists((sub) => {
+        sub.select(db.raw('1')).from('message_labels as l').whereRaw('l.message_id = messages.id').where({ 'l.kind': l.kind, 'l.name': l.name, 'l.value': l.value });
+      });
+    }
+    if (f.from !== undefined) q.whereRaw('lower(messages.from_address) = ?', [f.from]);
+    if (f.subject !== undefined && !bySubjectIndex) {
+      // SQLite's LIKE ignores the case of ASCII letters; PostgreSQL's ILIKE that of all of them.
+      q.whereRaw(`messages.subject ${pg ? 'ilike' : 'like'} ? escape '\\'`, [`%${f.subject.replace(/[\\%_]/g, '\\$&')}%`]);
+    }
+    // On SQLite, `+` keeps its planner from walking the range's index and sorting every match
+    // where another filter's newest-first walk stops after a page.
+    const created = pg || byCreated ? 'messages.created_at' : '+messages.created_at';
+    if (f.createdAfter !== undefined) q.whereRaw(`${created} >= ?`, [f.createdAfter]);
+    if (f.createdBefore !== undefined) q.whereRaw(`${created} < ?`, [f.createdBefore]);
+    return q.select('messages.*');
   },
   /** Moves a message's recipients from one status to another; returns how many moved. */
   async setRecipientStatus(tx: Tx, messageId: number, from: RecipientStatus, to: RecipientStatus, at: number): Promise<number> {

@@ -18,6 +18,7 @@ import * as queueHolds from './migrations/015_queue_holds.ts';
 import * as pools from './migrations/016_pools.ts';
 import * as sendingAddresses from './migrations/017_sending_addresses.ts';
 import * as inboundRoutes from './migrations/018_inbound_routes.ts';
+import * as messageSearch from './migrations/019_message_search.ts';
 import * as templates from './migrations/020_templates.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } };
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '016_pools': pools,
   '017_sending_addresses': sendingAddresses,
   '018_inbound_routes': inboundRoutes,
+  '019_message_search': messageSearch,
   '020_templates': templates,
 };
 

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { METADATA_PARAM } from '../../messages/search.ts';
 import { MESSAGE_STATUSES, RECIPIENT_STATUSES } from '../../messages/status.ts';
 
 const OneOrMany = (description: string) =>
@@ -110,8 +111,19 @@ export const ListEmailsQuery = Type.Object(
     stream: Type.Optional(Type.String({ description: 'transactional or broadcast' })),
     recipient: Type.Optional(Type.String({ maxLength: 320 })),
     recipient_status: Type.Optional(Type.String({ description: `messages with a recipient in this status, one of: ${RECIPIENT_STATUSES.join(', ')}` })),
+    from: Type.Optional(Type.String({ maxLength: 998, description: 'the sender address, compared without case' })),
+    subject: Type.Optional(Type.String({ maxLength: 998, description: 'contained in the subject, compared without case' })),
+    tag: Type.Optional(
+      Type.Array(Type.String({ maxLength: 400 }), { maxItems: 100, description: '`name:value`, or `name` for any value; repeat it for messages with every tag given' }),
+    ),
+    created_after: Type.Optional(Type.String({ maxLength: 100, description: 'created at or after this moment: ISO 8601 with a zone offset' })),
+    created_before: Type.Optional(Type.String({ maxLength: 100, description: 'created before this moment: ISO 8601 with a zone offset' })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // `metadata.KEY=value`: messages whose metadata has that value for KEY.
+    patternProperties: { [METADATA_PARAM.source]: Type.String({ maxLength: 400 }) },
+  },
 );
 
 export const EmailContent = Type.Object(

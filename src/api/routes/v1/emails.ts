@@ -4,6 +4,7 @@ import { atItem, type AcceptService, type BatchBody } from '../../../messages/ac
 import type { TemplateService } from '../../../templates/service.ts';
 import { checkIdempotencyKey, requestHash } from '../../../messages/idempotency.ts';
 import type { MessageQueries } from '../../../messages/queries.ts';
+import { searchFilter, type SearchQuery } from '../../../messages/search.ts';
 import { MESSAGE_STATUSES, RECIPIENT_STATUSES } from '../../../messages/status.ts';
 import { validateSend } from '../../../messages/validate.ts';
 import { messageSummary } from '../../../messages/views.ts';
@@ -129,6 +130,7 @@ export const emailRoutes =
           recipientStatus: oneOf('recipient_status', q.recipient_status, RECIPIENT_STATUSES),
           beforeId: decodeCursor(q.cursor) ?? undefined,
           limit: limit + 1,
+          ...searchFilter(q as SearchQuery),
         });
         return toPage(rows, limit, messageSummary);
       },
