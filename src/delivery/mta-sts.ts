@@ -20,8 +20,8 @@ export interface MtaStsOptions {
   port: number;
   /** The whole fetch: connect, TLS, headers and body. */
   timeoutMs: number;
-  /** Trust anchors for the policy host's certificate: the system's plus `tls.trustedCAs`. */
-  ca: string[];
+  /** Trust anchors for the policy host's certificate: the system's plus `tls.trustedCAs`; undefined: node's. */
+  ca: string[] | undefined;
 }
 
 interface Cached {
@@ -44,9 +44,12 @@ const RECHECK_MS = 60_000;
 const RETRY_FETCH_MS = 5 * 60_000;
 const MAX_DOMAINS = 10_000;
 
-/** The system's trust anchors plus the PEM file `tls.trustedCAs` names (private PKI, tests). */
-export function trustAnchors(trustedCAs: string | null): string[] {
-  if (trustedCAs === null) return [...rootCertificates];
+/**
+ * The system's trust anchors plus the PEM file `tls.trustedCAs` names (private PKI, tests);
+ * undefined without one: node's own roots apply.
+ */
+export function trustAnchors(trustedCAs: string | null): string[] | undefined {
+  if (trustedCAs === null) return undefined;
   let pem: string;
   try {
     pem = trustedCAs.includes('-----BEGIN') ? trustedCAs : readFileSync(trustedCAs, 'utf8');
@@ -159,7 +162,7 @@ export class MtaSts {
       path: '/.well-known/mta-sts.txt',
       method: 'GET',
       headers: { accept: 'text/plain' },
-      ca: this.opts.ca,
+      ...(this.opts.ca ? { ca: this.opts.ca } : {}),
       rejectUnauthorized: true,
       lookup: lookupThrough(this.opts.dns),
       agent: false,

@@ -1,7 +1,7 @@
 import { isAscii } from 'node:buffer';
 import { isIP } from 'node:net';
 import { Readable, type Transform } from 'node:stream';
-import { checkServerIdentity, type ConnectionOptions, type TLSSocket } from 'node:tls';
+import { checkServerIdentity, type ConnectionOptions, type SecureContext, type TLSSocket } from 'node:tls';
 import SMTPConnection, { type SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
 import type { NodemailerError } from 'nodemailer/lib/errors';
 import { withFastStuffing } from './dot-stuffing.ts';
@@ -21,7 +21,9 @@ export interface SessionOptions {
   /** `ignore` is the plaintext retry after a failed opportunistic handshake. */
   tls: 'opportunistic' | 'required' | 'ignore';
   /** Extra trust anchors for `required` (a private CA, or a test certificate). */
-  ca?: string | Buffer | string[] | undefined;
+  ca?: string | Buffer | undefined;
+  /** The trust anchors built once for every connection (node would parse a `ca` list on each). */
+  secureContext?: SecureContext | undefined;
   auth?: { user: string; pass: string } | undefined;
   connectTimeoutMs: number;
   commandTimeoutMs: number;
@@ -89,7 +91,7 @@ export class SmtpSession {
       // Opportunistic TLS takes any certificate (RFC 7435): encrypting beats plaintext, and
       // most MX certificates would not match the MX name anyway.
       rejectUnauthorized: options.tls === 'required',
-      ...(options.ca ? { ca: options.ca } : {}),
+      ...(options.secureContext ? { secureContext: options.secureContext } : options.ca ? { ca: options.ca } : {}),
     };
     const connectionOptions: SMTPConnectionOptions = {
       host: target.address,

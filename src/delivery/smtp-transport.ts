@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import { DnsError, type DnsResolver } from '../core/ports.ts';
 import { ConnectionPool } from './connection-pool.ts';
 import { SmtpSession, type SessionOptions, type SessionTarget } from './smtp-session.ts';
@@ -72,7 +73,7 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
   });
   const baseOptions: Omit<SessionOptions, 'tls'> = {
     heloName: opts.heloName,
-    ca: opts.tlsCa,
+    ...(Array.isArray(opts.tlsCa) ? { secureContext: createSecureContext({ ca: opts.tlsCa }) } : { ca: opts.tlsCa }),
     auth: opts.relay?.user !== undefined ? { user: opts.relay.user, pass: opts.relay.pass ?? '' } : undefined,
     connectTimeoutMs: opts.connectTimeoutMs ?? 30_000,
     commandTimeoutMs: opts.commandTimeoutMs ?? 300_000,
