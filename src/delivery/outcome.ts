@@ -119,7 +119,16 @@ function plan(a: Attempt, deps: RecordDeps): { write: LeasedOutcome; finished: F
   const next = nextAttempt(deps.policy, attempts, row.first_due_at ?? row.created_at, deps.now, deps.random);
   if (next.kind === 'retry') {
     return {
-      write: { id: row.id, status: 'deferred', dueAt: next.dueAt, attempts, lastResponse: verdict.response, lastMx: verdict.host, sourceAddress: verdict.source ?? null, tls: verdict.tls ?? null },
+      write: {
+        id: row.id,
+        status: 'deferred',
+        dueAt: next.dueAt,
+        attempts,
+        lastResponse: verdict.response,
+        lastMx: verdict.host,
+        sourceAddress: verdict.source ?? null,
+        tls: verdict.tls ?? null,
+      },
       finished: null,
       recorded: { outcome: 'deferred', attempts, dueAt: next.dueAt },
     };

@@ -176,7 +176,10 @@ export class RecipientPipeline {
     if (sts.mode === 'enforce') return named;
     for (const host of hosts) {
       if (!named.includes(host)) {
-        this.deps.log.warn({ domain: sts.domain, mode: sts.mode, host, mx: sts.mx }, `MTA-STS policy of ${sts.domain} (testing): ${host} is not named by the policy; delivering anyway`);
+        this.deps.log.warn(
+          { domain: sts.domain, mode: sts.mode, host, mx: sts.mx },
+          `MTA-STS policy of ${sts.domain} (testing): ${host} is not named by the policy; delivering anyway`,
+        );
       }
     }
     return hosts;

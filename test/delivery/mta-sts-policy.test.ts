@@ -32,10 +32,16 @@ describe('the policy file (RFC 8461 §3.2)', () => {
   it('refuses a policy without the version, with another mode, a bad max_age, no mx, a bad mx or over 64 KB, saying which', () => {
     expect(parseStsPolicy('mode: enforce\nmx: a.b\nmax_age: 1')).toStrictEqual({ invalid: 'the policy has no "version: STSv1" line' });
     expect(parseStsPolicy('version: STSv1\nmode: strict\nmx: a.b\nmax_age: 1')).toStrictEqual({ invalid: 'the policy\'s mode "strict" is not enforce, testing or none' });
-    expect(parseStsPolicy('version: STSv1\nmode: enforce\nmx: a.b\nmax_age: -1')).toStrictEqual({ invalid: 'the policy\'s max_age "-1" is not a whole number of seconds' });
+    expect(parseStsPolicy('version: STSv1\nmode: enforce\nmx: a.b\nmax_age: -1')).toStrictEqual({
+      invalid: 'the policy\'s max_age "-1" is not a whole number of seconds',
+    });
     expect(parseStsPolicy('version: STSv1\nmode: enforce\nmax_age: 1')).toStrictEqual({ invalid: 'the policy in mode enforce names no mx' });
-    expect(parseStsPolicy('version: STSv1\nmode: enforce\nmx: mx.*.example.com\nmax_age: 1')).toMatchObject({ invalid: expect.stringContaining('is not a host name or *.pattern') });
-    expect(parseStsPolicy(`version: STSv1\nmode: enforce\nmx: a.b\nmax_age: 1\n${'#'.repeat(MAX_POLICY_BYTES)}`)).toStrictEqual({ invalid: 'the policy is larger than 65536 bytes' });
+    expect(parseStsPolicy('version: STSv1\nmode: enforce\nmx: mx.*.example.com\nmax_age: 1')).toMatchObject({
+      invalid: expect.stringContaining('is not a host name or *.pattern'),
+    });
+    expect(parseStsPolicy(`version: STSv1\nmode: enforce\nmx: a.b\nmax_age: 1\n${'#'.repeat(MAX_POLICY_BYTES)}`)).toStrictEqual({
+      invalid: 'the policy is larger than 65536 bytes',
+    });
   });
 
   it('reads a 64 KB policy of many lines in one pass', () => {

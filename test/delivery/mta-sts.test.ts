@@ -21,10 +21,7 @@ interface World {
   worker(): { worker: DeliveryWorker; lines: string[] };
 }
 
-async function world(
-  kind: (typeof STORES)[number],
-  opts: { sinkTls?: { key: string; cert: string }; clock?: ManualClock; fetchTimeout?: number } = {},
-): Promise<World> {
+async function world(kind: (typeof STORES)[number], opts: { sinkTls?: { key: string; cert: string }; clock?: ManualClock; fetchTimeout?: number } = {}): Promise<World> {
   const cert = await trusted;
   const policy = await startPolicyServer(cert);
   const env = await deliveryEnv(kind, {
@@ -42,13 +39,8 @@ async function world(
     },
     worker() {
       const lines: string[] = [];
-      const log: Logger = {
-        debug: () => {},
-        info: (o, m) => lines.push(m ?? String(o)),
-        warn: (o, m) => lines.push(m ?? String(o)),
-        error: (o, m) => lines.push(m ?? String(o)),
-        child: () => log,
-      };
+      const keep = (o: object | string, m?: string): void => void lines.push(m ?? (typeof o === 'string' ? o : JSON.stringify(o)));
+      const log: Logger = { debug: () => {}, info: keep, warn: keep, error: keep, child: () => log };
       const worker = new DeliveryWorker({ ...env.server.services, log }, { stopGraceMs: 2000, pollMs: 20 });
       onTestFinished(() => worker.stop());
       return { worker, lines };

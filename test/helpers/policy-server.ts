@@ -27,11 +27,7 @@ export function pemFile(pem: string): string {
 }
 
 /** What the server does with a request: answer a policy, a status with headers, hold it forever, or stream endless bytes. */
-export type PolicyAnswer =
-  | { policy: string; contentType?: string }
-  | { status: number; headers?: Record<string, string> }
-  | { hang: true }
-  | { flood: true };
+export type PolicyAnswer = { policy: string; contentType?: string } | { status: number; headers?: Record<string, string> } | { hang: true } | { flood: true };
 
 export interface PolicyServer {
   port: number;

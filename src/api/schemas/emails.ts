@@ -72,7 +72,8 @@ const Recipient = Type.Object({
     description: 'the sending address its last attempt went out from (delivery.sourceAddresses); null when none is configured',
   }),
   tls: Type.Union([Type.Literal('none'), Type.Literal('opportunistic'), Type.Literal('mta-sts'), Type.Null()], {
-    description: "how its last delivery attempt's connection was protected: none, opportunistic (TLS, certificate unchecked), mta-sts (verified for an MX host its domain's MTA-STS policy names); null before any connection",
+    description:
+      "how its last delivery attempt's connection was protected: none, opportunistic (TLS, certificate unchecked), mta-sts (verified for an MX host its domain's MTA-STS policy names); null before any connection",
   }),
   updated_at: Type.String(),
 });
