@@ -108,7 +108,9 @@ export class MtaSts {
 
   private async check(domain: string): Promise<StsApplied | null> {
     const applied = await this.current(domain);
-    bounded(this.answers, domain, { applied, until: this.opts.clock.now() + RECHECK_MS });
+    // Not past the policy's own expiry: then the TXT record decides again.
+    const until = Math.min(this.opts.clock.now() + RECHECK_MS, this.policies.get(domain)?.expiresAt ?? Infinity);
+    bounded(this.answers, domain, { applied, until });
     return applied;
   }
 
