@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +99,11 @@ describe('configuration', () => {
       'MAILSVC_DELIVERY_RELAYHOST: no such setting; did you mean MAILSVC_DELIVERY_RELAY_HOST (delivery.relayHost)?',
       'MAILSVC_HTTP_PROT: no such setting; did you mean MAILSVC_HTTP_PORT (http.port)?',
     ]);
+  });
+
+  it('names tls.trustedCAs when its file cannot be read or holds no certificate', () => {
+    expect(() => loadConfig({ env: {}, overrides: { tls: { trustedCAs: '/nonexistent/ca.pem' } } })).toThrow('tls.trustedCAs: cannot read /nonexistent/ca.pem (ENOENT)');
+    expect(() => loadConfig({ env: {}, overrides: { tls: { trustedCAs: fileURLToPath(import.meta.url) } } })).toThrow('holds no PEM certificate');
   });
 
   it('keeps the pool name `none` for clearing a pool', () => {
