@@ -1,7 +1,7 @@
-import { fileURLToPath } from 'node:url';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, PROJECT_ROOT } from '../../src/config/load.ts';
 import { runCli } from '../helpers/cli.ts';
