@@ -155,12 +155,24 @@ export function loadConfig(options: LoadOptions = {}): Config {
     problems.push(...proxyProblems((withDefaults as { http: { trustProxy: string[] } }).http.trustProxy));
     problems.push(...shapingRuleProblems((withDefaults as { shaping: { rules: ReplyRule[] } }).shaping.rules));
     problems.push(...poolProblems((withDefaults as { delivery: PoolShape }).delivery));
+    problems.push(...trustedCaProblems((withDefaults as { tls: { trustedCAs: string | null } }).tls.trustedCAs));
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return resolveDerived(withDefaults as unknown as RawShape, root);
 }
 
 /** `http.trustProxy` entries the schema's pattern lets through but that name no address or range. */
+/** `tls.trustedCAs` is read when delivery starts; a file that cannot be is named now, with its key. */
+function trustedCaProblems(file: string | null): string[] {
+  if (file === null || file.includes('-----BEGIN')) return [];
+  try {
+    if (!readFileSync(file, 'utf8').includes('-----BEGIN CERTIFICATE-----')) return [`tls.trustedCAs: ${file} holds no PEM certificate`];
+    return [];
+  } catch (err) {
+    return [`tls.trustedCAs: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`];
+  }
+}
+
 function proxyProblems(entries: string[]): string[] {
   return entries.flatMap((entry) => {
     const [address, bits] = entry.split('/');

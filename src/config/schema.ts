@@ -138,6 +138,12 @@ export const ConfigSchema = Type.Object(
       {
         cert: Type.Union([Type.String(), Type.Null()], { default: null, expected: 'a PEM file path or PEM text, or null', examples: ['/etc/mailsvc/cert.pem'] }),
         key: Type.Union([Type.String(), Type.Null()], { default: null, expected: 'a PEM file path or PEM text, or null', examples: ['/etc/mailsvc/key.pem'] }),
+        trustedCAs: Type.Union([Type.String({ minLength: 1 }), Type.Null()], {
+          default: null,
+          expected: 'a PEM file path, or null',
+          examples: ['/etc/mailsvc/private-ca.pem'],
+          description: 'certificates trusted besides the system ones when delivery verifies TLS (MTA-STS policies and MX hosts, delivery.tls required): a private CA',
+        }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -161,6 +167,19 @@ export const ConfigSchema = Type.Object(
         }),
         port: port(25),
         tls: Type.Union([Type.Literal('opportunistic'), Type.Literal('required')], { default: 'opportunistic' }),
+        mtaSts: Type.Object(
+          {
+            enabled: Type.Boolean({ default: true, description: "follow recipient domains' MTA-STS policies (RFC 8461); false: never look them up" }),
+            port: port(443),
+            fetchTimeout: Type.Integer({
+              minimum: 1,
+              maximum: 60,
+              default: 5,
+              description: "seconds a policy fetch may take in all (connect, TLS, body); only its own domain's mail waits for it",
+            }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
         relayHost: Type.Union([Type.String({ pattern: '^[^:\\s]+:[0-9]+$' }), Type.Null()], {
           default: null,
           expected: 'host:port (the port is required), or null',

@@ -4,19 +4,22 @@ import type { RandomSource } from '../core/ports.ts';
 import { recordFinished } from '../messages/outcomes.ts';
 import type { Tx } from '../store/db.ts';
 import type { MessageRow, RecipientRow } from '../store/messages.ts';
-import { queueRepo, type LeasedOutcome } from '../store/queue.ts';
+import { queueRepo, type LeasedOutcome, type RecipientTls } from '../store/queue.ts';
 import type { Destination } from './mx.ts';
 import { nextAttempt, type RetryPolicy } from './retry.ts';
 import type { SmtpSendResult } from './transport.ts';
 
-/** What one attempt amounted to, before the retry policy and the lease have their say; `source`: the address it went out from. */
+/**
+ * What one attempt amounted to, before the retry policy and the lease have their say; `source`:
+ * the address it went out from; `tls`: how the connection that answered was protected.
+ */
 export type Verdict = (
   | { kind: 'delivered'; host: string; code: number; response: string }
   | { kind: 'bounced'; host: string | null; code: number | null; response: string; bounceType: BounceType; reason: string; status: string }
   | { kind: 'deferred'; host: string | null; code: number | null; response: string }
   /** Put back by traffic shaping (a suspended or paced group, a throttling reply): no attempt counted. */
   | { kind: 'shaped'; host: string | null; code: number | null; response: string; until: number }
-) & { source?: string | null };
+) & { source?: string | null; tls?: RecipientTls | null };
 
 /** What was written: the recipient's new state, or nothing because another worker owns the row. */
 export type Recorded =
@@ -81,6 +84,7 @@ function plan(a: Attempt, deps: RecordDeps): { write: LeasedOutcome; finished: F
       lastResponse: provider.response,
       lastMx: provider.reporting_mta,
       sourceAddress: verdict.source ?? null,
+      tls: verdict.tls ?? null,
     }) satisfies LeasedOutcome;
   const reportingMta = verdict.host ?? deps.hostname;
 
@@ -115,7 +119,16 @@ function plan(a: Attempt, deps: RecordDeps): { write: LeasedOutcome; finished: F
   const next = nextAttempt(deps.policy, attempts, row.first_due_at ?? row.created_at, deps.now, deps.random);
   if (next.kind === 'retry') {
     return {
-      write: { id: row.id, status: 'deferred', dueAt: next.dueAt, attempts, lastResponse: verdict.response, lastMx: verdict.host, sourceAddress: verdict.source ?? null },
+      write: {
+        id: row.id,
+        status: 'deferred',
+        dueAt: next.dueAt,
+        attempts,
+        lastResponse: verdict.response,
+        lastMx: verdict.host,
+        sourceAddress: verdict.source ?? null,
+        tls: verdict.tls ?? null,
+      },
       finished: null,
       recorded: { outcome: 'deferred', attempts, dueAt: next.dueAt },
     };

@@ -6,12 +6,15 @@ import type { Metrics } from '../metrics/registry.ts';
 import type { Db } from '../store/db.ts';
 import { domainsRepo } from '../store/domains.ts';
 import { messagesRepo, type MessageWithContent, type RecipientRow } from '../store/messages.ts';
+import type { RecipientTls } from '../store/queue.ts';
 import { workspaces } from '../store/workspaces.ts';
 import type { TokenCodec } from '../tokens/index.ts';
 import { readContent } from '../messages/content.ts';
 import { TtlCache } from './cache.ts';
 import type { DkimKey, PreparedMessage } from './compose.ts';
 import { resolveDestination, type Destination } from './mx.ts';
+import type { MtaSts, StsApplied } from './mta-sts.ts';
+import { mxMatches } from './mta-sts-policy.ts';
 import { poolFor, type PoolInput } from './pool-choice.ts';
 import { judgeDestination, judgeSend, type Verdict } from './outcome.ts';
 import type { Relay } from './relay.ts';
@@ -41,6 +44,8 @@ export interface PipelineDeps {
   relay: Relay | undefined;
   /** Destination groups and their limits (SPEC §11); mail to a smarthost or the sandbox is not shaped. */
   shaper: Shaper;
+  /** Recipient domains' MTA-STS policies (RFC 8461); null: not followed (turned off, a smarthost, the sandbox). */
+  mtaSts: MtaSts | null;
 }
 
 interface SendingDomain {
@@ -131,11 +136,18 @@ export class RecipientPipeline {
   async attempt(row: RecipientRow, prepared: StoredMessage): Promise<Verdict> {
     const destination = await this.destination(row.domain);
     if (destination.kind !== 'hosts') return judgeDestination(destination);
+    const sts = this.shaped() && this.deps.mtaSts ? await this.deps.mtaSts.policyFor(row.domain) : null;
+    const hosts = sts ? this.allowedBy(sts, destination.hosts) : destination.hosts;
+    if (sts && hosts.length === 0) {
+      const named = destination.hosts.join(', ');
+      const response = `MTA-STS policy of ${sts.domain} (enforce): ${named} ${destination.hosts.length > 1 ? 'are' : 'is'} not named by the policy (mx: ${sts.mx.join(', ')})`;
+      return { kind: 'deferred', host: null, code: null, response };
+    }
     const pool = await this.poolOf(prepared);
     if (!this.shaped()) {
       // A smarthost or the sandbox: no shaping, the pool's addresses in turn.
       const source = pool.length > 0 ? pool[this.turn++ % pool.length]! : null;
-      return this.send(row, prepared, destination.hosts, source === null ? null : { group: '', source, key: '' }, false);
+      return this.send(row, prepared, hosts, source === null ? null : { group: '', source, key: '' }, false);
     }
     const shaper = this.deps.shaper;
     const group = shaper.groupOf(row.domain, destination.hosts);
@@ -149,10 +161,49 @@ export class RecipientPipeline {
       return { kind: 'shaped', host: null, code: null, response: `Not sent yet: ${admission.reason}`, until: admission.until };
     }
     try {
-      return await this.send(row, prepared, destination.hosts, admission.lane, true, pool);
+      return await this.send(row, prepared, hosts, admission.lane, true, pool, sts);
     } finally {
       admission.done();
     }
+  }
+
+  /**
+   * The MX hosts a policy lets mail go to (RFC 8461 §4.1): in `enforce` those its `mx` patterns
+   * name; in `testing` all of them, the others logged as what enforcing would refuse.
+   */
+  private allowedBy(sts: StsApplied, hosts: string[]): string[] {
+    const named = hosts.filter((host) => mxMatches(host, sts.mx));
+    if (sts.mode === 'enforce') return named;
+    for (const host of hosts) {
+      if (!named.includes(host)) {
+        this.deps.log.warn(
+          { domain: sts.domain, mode: sts.mode, host, mx: sts.mx },
+          `MTA-STS policy of ${sts.domain} (testing): ${host} is not named by the policy; delivering anyway`,
+        );
+      }
+    }
+    return hosts;
+  }
+
+  /**
+   * What an attempt's connection amounted to under the domain's policy: the recipient's `tls`,
+   * and for `enforce` a TLS failure said to be the policy's; `testing` logs what would have failed.
+   */
+  private underPolicy(result: SmtpSendResult, sts: StsApplied | null): { tls: RecipientTls | null; result: SmtpSendResult } {
+    const tls = result.tls;
+    if (sts?.mode === 'enforce' && !result.ok && (result.stage === 'tls' || !tls)) {
+      const response = result.stage === 'tls' ? `MTA-STS policy of ${sts.domain} (enforce): TLS with ${result.host} failed: ${result.response}` : result.response;
+      return { tls: null, result: { ...result, response } };
+    }
+    if (!tls) return { tls: null, result };
+    if (sts?.mode === 'testing' && tls.problem !== null) {
+      this.deps.log.warn(
+        { domain: sts.domain, mode: sts.mode, host: result.host, problem: tls.problem },
+        `MTA-STS policy of ${sts.domain} (testing): ${result.host} would be refused when enforced: ${tls.problem}`,
+      );
+    }
+    const label: RecipientTls = !tls.secure ? 'none' : sts?.mode === 'enforce' && tls.verified ? 'mta-sts' : 'opportunistic';
+    return { tls: label, result };
   }
 
   /** The sending addresses a message may go out from (SPEC §12); none: the kernel's choice. */
@@ -182,6 +233,7 @@ export class RecipientPipeline {
     lane: Lane | null,
     shaped: boolean,
     pool: readonly SourceAddress[] = [],
+    sts: StsApplied | null = null,
   ): Promise<Verdict> {
     const shaper = this.deps.shaper;
     const sending = await this.sendingDomain(prepared.message.domain);
@@ -212,12 +264,21 @@ export class RecipientPipeline {
           };
     // RFC 5321 §5.1: try each host in order until one takes the message or refuses it for good.
     for (const host of hosts) {
-      const result = await this.deps.transport.send({ host, port: this.deps.config.delivery.port, envelope: { from, to: row.address }, raw, source, ...shaping });
+      const sent = await this.deps.transport.send({
+        host,
+        port: this.deps.config.delivery.port,
+        envelope: { from, to: row.address },
+        raw,
+        source,
+        ...shaping,
+        ...(sts?.mode === 'enforce' ? { verifyTls: true } : {}),
+      });
+      const { tls, result } = this.underPolicy(sent, sts);
       if (lane !== null && shaped) {
         const shapedVerdict = await this.shapedReply(lane, result, pool);
         if (shapedVerdict) return { ...shapedVerdict, source: source?.address ?? null };
       }
-      last = { ...judgeSend(result), source: source?.address ?? null };
+      last = { ...judgeSend(result), source: source?.address ?? null, tls };
       if (last.kind !== 'deferred') return last;
     }
     return last!;

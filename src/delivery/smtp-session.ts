@@ -1,11 +1,11 @@
 import { isAscii } from 'node:buffer';
 import { isIP } from 'node:net';
 import { Readable, type Transform } from 'node:stream';
-import type { ConnectionOptions } from 'node:tls';
+import { checkServerIdentity, type ConnectionOptions, type SecureContext, type TLSSocket } from 'node:tls';
 import SMTPConnection, { type SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
 import type { NodemailerError } from 'nodemailer/lib/errors';
 import { withFastStuffing } from './dot-stuffing.ts';
-import type { SmtpSendFailure, SmtpSendResult, SmtpStage } from './transport.ts';
+import type { SessionTls, SmtpSendFailure, SmtpSendResult, SmtpStage } from './transport.ts';
 
 /** How to reach and greet one server; `address` is what we connect to, `host` what we verify. */
 export interface SessionTarget {
@@ -22,6 +22,8 @@ export interface SessionOptions {
   tls: 'opportunistic' | 'required' | 'ignore';
   /** Extra trust anchors for `required` (a private CA, or a test certificate). */
   ca?: string | Buffer | undefined;
+  /** The trust anchors built once for every connection (node would parse a `ca` list on each). */
+  secureContext?: SecureContext | undefined;
   auth?: { user: string; pass: string } | undefined;
   connectTimeoutMs: number;
   commandTimeoutMs: number;
@@ -89,7 +91,7 @@ export class SmtpSession {
       // Opportunistic TLS takes any certificate (RFC 7435): encrypting beats plaintext, and
       // most MX certificates would not match the MX name anyway.
       rejectUnauthorized: options.tls === 'required',
-      ...(options.ca ? { ca: options.ca } : {}),
+      ...(options.secureContext ? { secureContext: options.secureContext } : options.ca ? { ca: options.ca } : {}),
     };
     const connectionOptions: SMTPConnectionOptions = {
       host: target.address,
@@ -159,6 +161,21 @@ export class SmtpSession {
 
   get secure(): boolean {
     return this.connection.secure;
+  }
+
+  /**
+   * The session's protection. An opportunistic session takes any certificate, but whether it
+   * would have passed (chain to our trust anchors, name of the host) is still known, which is
+   * what an MTA-STS policy in `testing` reports.
+   */
+  get tlsState(): SessionTls {
+    if (!this.connection.secure) return { secure: false, verified: false, problem: 'no TLS' };
+    if (this.options.tls === 'required') return { secure: true, verified: true, problem: null };
+    const socket = this.connection._socket as TLSSocket | undefined;
+    if (!socket || typeof socket.getPeerCertificate !== 'function') return { secure: true, verified: false, problem: 'no certificate seen' };
+    if (!socket.authorized) return { secure: true, verified: false, problem: `certificate not trusted (${String(socket.authorizationError)})` };
+    const mismatch = isIP(this.target.host) ? undefined : checkServerIdentity(this.target.host, socket.getPeerCertificate());
+    return { secure: true, verified: false, problem: mismatch ? mismatch.message : null };
   }
 
   onClose(listener: () => void): void {

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import { DnsError, type DnsResolver } from '../core/ports.ts';
 import { ConnectionPool } from './connection-pool.ts';
 import { SmtpSession, type SessionOptions, type SessionTarget } from './smtp-session.ts';
@@ -26,8 +27,8 @@ export interface SmtpTransportOptions {
    * without it host names go to the system resolver.
    */
   dns?: DnsResolver;
-  /** Extra trust anchors for `tls: 'required'`, e.g. a private CA. */
-  tlsCa?: string | Buffer;
+  /** Trust anchors for verified TLS (`tls: 'required'`, MTA-STS), e.g. the system's plus a private CA. */
+  tlsCa?: string | Buffer | string[];
 }
 
 const ADDRESS_TTL_MS = 5000;
@@ -72,7 +73,7 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
   });
   const baseOptions: Omit<SessionOptions, 'tls'> = {
     heloName: opts.heloName,
-    ca: opts.tlsCa,
+    ...(Array.isArray(opts.tlsCa) ? { secureContext: createSecureContext({ ca: opts.tlsCa }) } : { ca: opts.tlsCa }),
     auth: opts.relay?.user !== undefined ? { user: opts.relay.user, pass: opts.relay.pass ?? '' } : undefined,
     connectTimeoutMs: opts.connectTimeoutMs ?? 30_000,
     commandTimeoutMs: opts.commandTimeoutMs ?? 300_000,
@@ -97,15 +98,21 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
     return source ? entry.addresses.filter((a) => isIP(a) === 0 || isIP(a) === isIP(source.address)) : entry.addresses;
   }
 
-  async function openSession(host: string, port: number, source: SmtpSendRequest['source'], addresses: string[]): Promise<SmtpSession | SmtpSendFailure> {
+  async function openSession(
+    host: string,
+    port: number,
+    source: SmtpSendRequest['source'],
+    addresses: string[],
+    tls: SessionOptions['tls'],
+  ): Promise<SmtpSession | SmtpSendFailure> {
     let last: SmtpSendFailure = failure(host, 'connect', `No address to connect to for ${host}${source ? ` from ${source.address}` : ''}`);
     const options = source ? { ...baseOptions, heloName: source.ehlo, localAddress: source.address } : baseOptions;
     for (const address of addresses) {
       const target: SessionTarget = { host, address, port };
-      let opened = await SmtpSession.open(target, { ...options, tls: opts.tls });
+      let opened = await SmtpSession.open(target, { ...options, tls });
       // Opportunistic TLS that fails in the handshake is retried in plaintext, as Postfix does
       // at security level `may`: a server with a broken TLS stack still gets its mail.
-      if (!isSession(opened) && opened.stage === 'tls' && opts.tls === 'opportunistic') {
+      if (!isSession(opened) && opened.stage === 'tls' && tls === 'opportunistic') {
         opened = await SmtpSession.open(target, { ...options, tls: 'ignore' });
       }
       if (isSession(opened)) return opened;
@@ -127,11 +134,13 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
       // certificate is checked for the MX host's name, so there the name is part of the key.
       // A group's connections are its own, even to a server another group also uses, and so are
       // each source address's.
-      const server = opts.tls === 'required' ? `${host}/${addresses[0] ?? ''}` : (addresses[0] ?? host);
+      // An MTA-STS send asks for the check whatever `delivery.tls` says, and so gets its own.
+      const tls = req.verifyTls === true && !opts.relay ? 'required' : opts.tls;
+      const server = tls === 'required' ? `${host}/${addresses[0] ?? ''}` : (addresses[0] ?? host);
       const key = `${req.group ? `${req.group.name}|` : ''}${req.source ? `${req.source.address}|` : ''}${server}:${port}`;
       for (let attempt = 0; ; attempt++) {
         if (closed) return failure(host, 'connect', 'The SMTP transport is shutting down');
-        const session = await pool.acquire(key, () => openSession(host, port, req.source, addresses), isSession, req.group);
+        const session = await pool.acquire(key, () => openSession(host, port, req.source, addresses, tls), isSession, req.group);
         if (!isSession(session)) return session;
         const notNow = req.ready ? await req.ready() : null;
         if (notNow !== null) {
@@ -139,6 +148,7 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
           return { ...failure(host, 'connect', notNow), notSent: true };
         }
         const reused = session.transactions > 0;
+        const sessionTls = session.tlsState;
         const result = await session.send(req.envelope.from, req.envelope.to, req.raw);
         // A refusal leaves the connection usable after RSET; a timeout or a drop does not. A
         // delivered message needs no RSET: a connection dropped meanwhile is caught below, as
@@ -150,7 +160,7 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
         const stale = !result.ok && reused && result.code === null && result.stage === 'mail';
         if (stale && attempt === 0) continue;
         // The MX host this message was for, though the connection may have been opened for another name of the same server.
-        return { ...result, host };
+        return { ...result, host, tls: sessionTls };
       }
     },
     async close() {

@@ -17,13 +17,28 @@ export interface SmtpSendRequest {
   ready?: () => Promise<string | null>;
   /** Whether the connection must be closed after this result, whatever it was (a `reconnect-later` reply). */
   closeAfter?: (result: SmtpSendResult) => boolean;
+  /**
+   * STARTTLS with a certificate valid for `host` (an MTA-STS policy in `enforce`), whatever
+   * `delivery.tls` says; such a connection is never shared with unverified ones.
+   */
+  verifyTls?: boolean;
+}
+
+/**
+ * How the connection a reply came on was protected: no TLS, TLS (`problem`: why its certificate
+ * would not pass a check for the host, or null when it would), checked when the send asked so.
+ */
+export interface SessionTls {
+  secure: boolean;
+  verified: boolean;
+  problem: string | null;
 }
 
 export type SmtpStage = 'connect' | 'tls' | 'ehlo' | 'auth' | 'mail' | 'rcpt' | 'data' | 'timeout';
 
 export type SmtpSendResult =
   /** The remote server took responsibility for the message: a 2xx reply after DATA. */
-  | { ok: true; code: number; response: string; host: string }
+  | { ok: true; code: number; response: string; host: string; tls?: SessionTls }
   | {
       ok: false;
       stage: SmtpStage;
@@ -35,6 +50,8 @@ export type SmtpSendResult =
       temporary: boolean;
       /** Nothing was sent: `ready` said why not. */
       notSent?: true;
+      /** Set once a session was open: how it was protected. */
+      tls?: SessionTls;
     };
 
 export interface SmtpTransport {

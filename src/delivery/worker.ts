@@ -18,6 +18,7 @@ import { sendAsPrepared, type RenderStep } from './render.ts';
 import { Shaper } from './shaper.ts';
 import { inlineSigner, signingThreads, SigningPool, type CopySigner } from './sign-pool.ts';
 import { createSmtpTransport } from './smtp-transport.ts';
+import { MtaSts, trustAnchors } from './mta-sts.ts';
 import type { SmtpTransport } from './transport.ts';
 
 export interface DeliveryDeps {
@@ -99,9 +100,14 @@ export class DeliveryWorker {
     // A smarthost shapes its own traffic, and the sandbox's inbox takes everything.
     this.shaping = !relay && !options.transport?.fixedDestination;
     this.recorder = new OutcomeRecorder(deps, this.claims.owner);
+    const ca = trustAnchors(deps.config.tls.trustedCAs);
     this.transport =
       options.transport ??
-      createSmtpTransport({ heloName: deps.config.server.hostname, tls: d.tls, maxConnectionsPerHost: d.maxConnectionsPerHost, relay, dns: deps.dns });
+      createSmtpTransport({ heloName: deps.config.server.hostname, tls: d.tls, maxConnectionsPerHost: d.maxConnectionsPerHost, relay, dns: deps.dns, tlsCa: ca });
+    const followsPolicies = d.mtaSts.enabled && this.shaping;
+    const mtaSts = followsPolicies
+      ? new MtaSts({ dns: deps.dns, clock: deps.clock, log: this.log.child({ phase: 'mta-sts' }), port: d.mtaSts.port, timeoutMs: d.mtaSts.fetchTimeout * 1000, ca })
+      : null;
     const threads = signingThreads(d.signingThreads);
     this.signer = options.signer ?? (threads === 0 ? inlineSigner() : new SigningPool(threads, this.log));
     this.pipeline = new RecipientPipeline({
@@ -113,6 +119,7 @@ export class DeliveryWorker {
       scheduler: this.scheduler,
       relay,
       shaper: this.shaper,
+      mtaSts,
     });
   }
 

@@ -31,6 +31,7 @@ export function messageDetail(row: MessageRow, recipients: RecipientRow[], event
       attempts: r.attempts,
       last_response: r.last_response,
       source_address: r.source_address ?? null,
+      tls: r.tls ?? null,
       updated_at: iso(r.updated_at),
     })),
     events,

@@ -43,6 +43,8 @@ export interface RecipientRow {
   last_mx: string | null;
   /** The sending address of its last attempt (SPEC §12). */
   source_address?: string | null;
+  /** How its last delivery's connection was protected (SPEC §13); migration 022. */
+  tls?: 'none' | 'opportunistic' | 'mta-sts' | null;
   due_at: number | null;
   first_due_at: number | null;
   lease_owner: string | null;

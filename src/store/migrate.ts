@@ -20,6 +20,7 @@ import * as sendingAddresses from './migrations/017_sending_addresses.ts';
 import * as inboundRoutes from './migrations/018_inbound_routes.ts';
 import * as messageSearch from './migrations/019_message_search.ts';
 import * as templates from './migrations/020_templates.ts';
+import * as recipientTls from './migrations/022_recipient_tls.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } };
 
@@ -45,6 +46,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '018_inbound_routes': inboundRoutes,
   '019_message_search': messageSearch,
   '020_templates': templates,
+  '022_recipient_tls': recipientTls,
 };
 
 /** The migrations in order, for knex's migrator (`migrate.up`, `.down` in tests). */

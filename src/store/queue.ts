@@ -53,7 +53,11 @@ export interface LeasedOutcome {
   lastMx: string | null;
   /** The sending address the attempt went out from (SPEC §12); null: none configured, or nothing sent. */
   sourceAddress: string | null;
+  /** How the attempt's connection was protected (SPEC §13); null: no connection, the last one's stays. */
+  tls?: RecipientTls | null;
 }
+
+export type RecipientTls = 'none' | 'opportunistic' | 'mta-sts';
 
 export interface QueueStats {
   byStatus: Record<string, number>;
@@ -197,13 +201,14 @@ export const queueRepo = {
     if (!isPg(tx)) {
       // The rows as one JSON array of arrays: a single statement whatever the batch size. The
       // unary `+` keeps the planner off the status index: each row is looked up by id.
-      const values = JSON.stringify(rows.map((r) => [r.id, r.status, r.dueAt, r.attempts, r.lastResponse, r.lastMx, r.sourceAddress]));
+      const values = JSON.stringify(rows.map((r) => [r.id, r.status, r.dueAt, r.attempts, r.lastResponse, r.lastMx, r.sourceAddress, r.tls ?? null]));
       const out: { id: number }[] = await tx.raw(
         `update recipients set status = v.status, due_at = v.due_at, attempts = v.attempts, last_response = v.last_response,
-           last_mx = v.last_mx, source_address = coalesce(v.source_address, recipients.source_address), lease_owner = null, lease_until = null, updated_at = ?
+           last_mx = v.last_mx, source_address = coalesce(v.source_address, recipients.source_address), tls = coalesce(v.tls, recipients.tls),
+           lease_owner = null, lease_until = null, updated_at = ?
          from (select json_extract(value, '$[0]') as id, json_extract(value, '$[1]') as status, json_extract(value, '$[2]') as due_at,
                       json_extract(value, '$[3]') as attempts, json_extract(value, '$[4]') as last_response, json_extract(value, '$[5]') as last_mx,
-                      json_extract(value, '$[6]') as source_address
+                      json_extract(value, '$[6]') as source_address, json_extract(value, '$[7]') as tls
                from json_each(?)) as v
          where recipients.id = v.id and +recipients.lease_owner = ? and +recipients.status = 'sending'
          returning recipients.id`,
@@ -221,9 +226,10 @@ export const queueRepo = {
          select id from messages where id in (select message_id from held) order by id for update
        ), written as (
          update recipients r set status = v.status, due_at = v.due_at, attempts = v.attempts, last_response = v.last_response,
-           last_mx = v.last_mx, source_address = coalesce(v.source_address, r.source_address), lease_owner = null, lease_until = null, updated_at = ?
-         from held join unnest(?::int[], ?::text[], ?::bigint[], ?::int[], ?::text[], ?::text[], ?::text[])
-           as v(id, status, due_at, attempts, last_response, last_mx, source_address) on v.id = held.id
+           last_mx = v.last_mx, source_address = coalesce(v.source_address, r.source_address), tls = coalesce(v.tls, r.tls),
+           lease_owner = null, lease_until = null, updated_at = ?
+         from held join unnest(?::int[], ?::text[], ?::bigint[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[])
+           as v(id, status, due_at, attempts, last_response, last_mx, source_address, tls) on v.id = held.id
          where r.id = held.id
          returning r.id
        )
@@ -240,6 +246,7 @@ export const queueRepo = {
         rows.map((r) => r.lastResponse),
         rows.map((r) => r.lastMx),
         rows.map((r) => r.sourceAddress),
+        rows.map((r) => r.tls ?? null),
       ] as unknown as string[],
     )) as { rows: { id: number }[] };
     for (const r of out) written.add(Number(r.id));

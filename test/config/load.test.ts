@@ -1,6 +1,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, PROJECT_ROOT } from '../../src/config/load.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -98,6 +99,11 @@ describe('configuration', () => {
       'MAILSVC_DELIVERY_RELAYHOST: no such setting; did you mean MAILSVC_DELIVERY_RELAY_HOST (delivery.relayHost)?',
       'MAILSVC_HTTP_PROT: no such setting; did you mean MAILSVC_HTTP_PORT (http.port)?',
     ]);
+  });
+
+  it('names tls.trustedCAs when its file cannot be read or holds no certificate', () => {
+    expect(() => loadConfig({ env: {}, overrides: { tls: { trustedCAs: '/nonexistent/ca.pem' } } })).toThrow('tls.trustedCAs: cannot read /nonexistent/ca.pem (ENOENT)');
+    expect(() => loadConfig({ env: {}, overrides: { tls: { trustedCAs: fileURLToPath(import.meta.url) } } })).toThrow('holds no PEM certificate');
   });
 
   it('keeps the pool name `none` for clearing a pool', () => {

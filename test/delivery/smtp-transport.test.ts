@@ -139,6 +139,7 @@ describe('createSmtpTransport', () => {
       response: '550 5.1.1 <nobody@dest.test>: user unknown',
       host: '127.0.0.1',
       temporary: false,
+      tls: { secure: false, verified: false, problem: 'no TLS' },
     });
     const next = await smtp.send({ host: target.host, port: target.port, envelope: ENVELOPE, raw: message(2) });
     expect(next.ok).toBe(true);
@@ -274,6 +275,17 @@ describe('createSmtpTransport', () => {
       ok: true,
     });
     expect((await target.waitForMessages(1))[0]!.secure).toBe(true);
+  });
+
+  it('says how each connection was protected, and a send asking for verified TLS gets a connection of its own, refused when the certificate is not trusted', async () => {
+    const target = await sink({ tls: true });
+    const smtp = transport();
+    const plain = await smtp.send({ host: target.host, port: target.port, envelope: ENVELOPE, raw: message() });
+    expect(plain).toMatchObject({ ok: true, tls: { secure: true, verified: false, problem: expect.stringMatching(/^certificate not trusted \(/) } });
+    const verified = await smtp.send({ host: target.host, port: target.port, envelope: ENVELOPE, raw: message(2), verifyTls: true });
+    expect(verified).toMatchObject({ ok: false, stage: 'tls', temporary: true });
+    expect(target.connections).toHaveLength(2);
+    expect(target.messages).toHaveLength(1);
   });
 
   it('retries in plaintext when an opportunistic TLS handshake fails, but not in required mode', async () => {

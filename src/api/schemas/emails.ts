@@ -72,6 +72,10 @@ const Recipient = Type.Object({
   source_address: Type.Union([Type.String(), Type.Null()], {
     description: 'the sending address its last attempt went out from (delivery.sourceAddresses); null when none is configured',
   }),
+  tls: Type.Union([Type.Literal('none'), Type.Literal('opportunistic'), Type.Literal('mta-sts'), Type.Null()], {
+    description:
+      "how its last delivery attempt's connection was protected: none, opportunistic (TLS, certificate unchecked), mta-sts (verified for an MX host its domain's MTA-STS policy names); null before any connection",
+  }),
   updated_at: Type.String(),
 });
 
