@@ -1,4 +1,5 @@
 import { invalid } from '../core/errors.ts';
+import { parseIsoWithZone } from '../core/time.ts';
 import type { Stream } from '../store/suppressions.ts';
 import { isProblem, parseMailbox, type Mailbox } from './address.ts';
 import type { Attachment, MessageContent } from './content.ts';
@@ -98,8 +99,9 @@ function scheduledAt(value: string | undefined, now: number): number | null {
   if (!ISO_WITH_ZONE.test(value)) {
     throw invalid('Field `scheduled_at` must be an ISO 8601 timestamp with a time zone offset, e.g. 2026-11-21T10:00:00Z');
   }
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) throw invalid('Field `scheduled_at` is not a valid date');
+  // Date.parse rolls February 30th into March: a moment that does not exist is refused.
+  const at = parseIsoWithZone(value);
+  if (at === null) throw invalid('Field `scheduled_at` is not a valid date');
   if (at < now - SCHEDULE_GRACE_MS) throw invalid('Field `scheduled_at` is in the past');
   if (at > now + MAX_SCHEDULE_AHEAD_MS) throw invalid('Field `scheduled_at` is more than 30 days ahead');
   return at <= now ? null : at;

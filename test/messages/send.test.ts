@@ -82,6 +82,9 @@ describe.each(STORES)('POST /emails (%s)', (kind) => {
       [{ ...base, stream: 'marketing' }, /`stream` must be `transactional` or `broadcast`/],
       [{ ...base, scheduled_at: '2030-01-01T10:00:00' }, /`scheduled_at` must be an ISO 8601 timestamp with a time zone offset/],
       [{ ...base, scheduled_at: '2020-01-01T10:00:00Z' }, /`scheduled_at` is in the past/],
+      // Not rolled over into March 2nd: a day that does not exist is refused.
+      [{ ...base, scheduled_at: `${new Date().getUTCFullYear() + 1}-02-30T10:00:00Z` }, /`scheduled_at` is not a valid date/],
+      [{ ...base, scheduled_at: '2026-12-01T24:00:00Z' }, /`scheduled_at` is not a valid date/],
       [{ ...base, scheduled_at: new Date(Date.now() + 31 * 86400_000).toISOString() }, /`scheduled_at` is more than 30 days ahead/],
       [{ ...base, headers: { 'X-Note': 'a\r\nBcc: victim@example.org' } }, /Header `X-Note` in `headers` must not contain line breaks/],
       [{ ...base, subject: 'Hi\r\nBcc: victim@example.org' }, /`subject` must not contain line breaks/],
