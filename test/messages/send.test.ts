@@ -82,6 +82,12 @@ describe.each(STORES)('POST /emails (%s)', (kind) => {
       [{ ...base, stream: 'marketing' }, /`stream` must be `transactional` or `broadcast`/],
       [{ ...base, scheduled_at: '2030-01-01T10:00:00' }, /`scheduled_at` must be an ISO 8601 timestamp with a time zone offset/],
       [{ ...base, scheduled_at: '2020-01-01T10:00:00Z' }, /`scheduled_at` is in the past/],
+      [{ ...base, tags: Array.from({ length: 11 }, (_, i) => ({ name: `t${i}`, value: 'v' })) }, /Field `tags` must hold at most 10 items/],
+      [{ ...base, tags: [{ name: 'ok', value: 'v'.repeat(257) }] }, /Field `tags.0.value` must NOT have more than 256 characters/],
+      [{ ...base, metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])) }, /Field `metadata` must NOT have more than 20 properties/],
+      [{ ...base, metadata: { order: 'v'.repeat(257) } }, /Field `metadata.order` must NOT have more than 256 characters/],
+      [{ ...base, metadata: { order: 42 } }, /Field `metadata.order` must be a string/],
+      [{ ...base, metadata: { 'has space': 'v' } }, /Field `metadata` has a key "has space": keys are 1-64 letters, digits, _ or -/],
       // Not rolled over into March 2nd: a day that does not exist is refused.
       [{ ...base, scheduled_at: `${new Date().getUTCFullYear() + 1}-02-30T10:00:00Z` }, /`scheduled_at` is not a valid date/],
       [{ ...base, scheduled_at: '2026-12-01T24:00:00Z' }, /`scheduled_at` is not a valid date/],
