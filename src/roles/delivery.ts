@@ -6,6 +6,8 @@ import type { RoleStarter } from './types.ts';
 
 /** How often the queue gauges on /metrics are refreshed. */
 const SAMPLE_MS = 5000;
+/** How often complaint rates are computed (gauges, the broadcast hold): a 7-day rate moves slowly. */
+const REPUTATION_MS = 60_000;
 
 /**
  * The delivery role: one worker (claim loop, scheduler, lease renewal) per process; processes
@@ -27,6 +29,16 @@ export const startDeliveryRole: RoleStarter = async (services) => {
     );
   }, SAMPLE_MS);
   sampler.unref();
+  const reputation = setInterval(() => {
+    services.reputation.check().then(
+      ({ figures }) => {
+        metrics.complaintRate.reset();
+        for (const f of figures) if (f.rate !== null) metrics.complaintRate.set({ workspace: f.workspaceName, domain: f.domain, stream: f.stream }, f.rate);
+      },
+      (err: unknown) => log.error({ phase: 'reputation', err }, 'complaint rate check failed'),
+    );
+  }, REPUTATION_MS);
+  reputation.unref();
   const { delivery } = services.config;
   log.info(
     { phase: 'start', role: 'delivery', mode: delivery.mode, worker: worker.owner, relay: delivery.relayHost, port: delivery.port, concurrency: delivery.concurrency },
@@ -40,6 +52,7 @@ export const startDeliveryRole: RoleStarter = async (services) => {
     ports: {},
     close: async () => {
       clearInterval(sampler);
+      clearInterval(reputation);
       await worker.stop();
     },
   };
