@@ -1,4 +1,4 @@
-import { classifyReply } from '../bounces/index.ts';
+import { classifyReply, domainWarning } from '../bounces/index.ts';
 import type { BounceType, ProviderReport } from '../events/record.ts';
 import type { RandomSource } from '../core/ports.ts';
 import { recordFinished } from '../messages/outcomes.ts';
@@ -67,6 +67,7 @@ export interface Attempt {
 
 type Finished = Parameters<typeof recordFinished>[2][number];
 
+
 /** What an attempt will write if its lease still holds: the row's new state, its event, what to report. */
 function plan(a: Attempt, deps: RecordDeps): { write: LeasedOutcome; finished: Finished | null; recorded: Recorded } {
   const { row, verdict } = a;
@@ -90,9 +91,10 @@ function plan(a: Attempt, deps: RecordDeps): { write: LeasedOutcome; finished: F
   }
   if (verdict.kind === 'bounced') {
     const provider = { response: verdict.response, reporting_mta: reportingMta, status: verdict.status, smtp_code: verdict.code };
+    const warning = domainWarning(verdict, reportingMta);
     return {
       write: final('bounced', provider),
-      finished: { t, name: 'email.bounced', provider, bounceType: verdict.bounceType },
+      finished: { t, name: 'email.bounced', provider, bounceType: verdict.bounceType, ...(warning ? { warning } : {}) },
       recorded: { outcome: 'bounced', attempts, provider, bounceType: verdict.bounceType },
     };
   }
