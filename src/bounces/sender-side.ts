@@ -17,7 +17,8 @@ export interface SenderSideWarning {
 const WARNINGS: Record<SenderSideWarning['code'], string> = {
   sender_authentication:
     "a receiver refused mail because the sending domain's SPF, DKIM or DMARC did not pass or did not align with the From domain; `mailsvc doctor` names the records to publish",
-  sender_reverse_dns: "a receiver refused mail because the sending address's reverse DNS (PTR) is missing or does not match its EHLO name; `mailsvc doctor` checks each address",
+  sender_reverse_dns:
+    "a receiver refused mail because the sending address's reverse DNS (PTR) is missing or does not match its EHLO name; `mailsvc doctor` checks each address",
   sender_null_mx: "a receiver refused mail because the envelope sender's domain publishes a null MX (RFC 7505), so bounces could not reach it",
 };
 

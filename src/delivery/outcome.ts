@@ -67,7 +67,6 @@ export interface Attempt {
 
 type Finished = Parameters<typeof recordFinished>[2][number];
 
-
 /** What an attempt will write if its lease still holds: the row's new state, its event, what to report. */
 function plan(a: Attempt, deps: RecordDeps): { write: LeasedOutcome; finished: Finished | null; recorded: Recorded } {
   const { row, verdict } = a;

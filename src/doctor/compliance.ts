@@ -106,7 +106,11 @@ export async function checkAlignment(domain: SendingDomain, globalReturnPath: st
   findings.push(
     published
       ? ok(dkimCheck, `signed with d=${domain.name}, the From domain (${adkim === 's' ? 'strict' : 'relaxed'} alignment); the key at ${dkimRecord.name} matches`)
-      : problem(dkimCheck, `mail is signed with d=${domain.name}, but ${dkimRecord.name} does not publish its key: DKIM fails, so it cannot align`, `publish ${recordText(dkimRecord)}`),
+      : problem(
+          dkimCheck,
+          `mail is signed with d=${domain.name}, but ${dkimRecord.name} does not publish its key: DKIM fails, so it cannot align`,
+          `publish ${recordText(dkimRecord)}`,
+        ),
   );
 
   // SPF: through the envelope sender's (return-path) domain.
@@ -148,9 +152,18 @@ export async function checkMtaSts(domain: string, dns: DnsResolver): Promise<Fin
   }
   const sts = (records ?? []).filter((r) => /^v=STSv1\s*(;|$)/.test(r.trim()));
   if (sts.length === 0) return skipped(check, `not published (optional: _mta-sts.${domain} has no v=STSv1 record)`);
-  if (sts.length > 1) return problem(check, `_mta-sts.${domain} has ${sts.length} v=STSv1 records: senders then ignore the policy (RFC 8461 §3.1)`, `keep one: TXT _mta-sts.${domain} "v=STSv1; id=1" (raise the id whenever the policy changes)`);
+  if (sts.length > 1)
+    return problem(
+      check,
+      `_mta-sts.${domain} has ${sts.length} v=STSv1 records: senders then ignore the policy (RFC 8461 §3.1)`,
+      `keep one: TXT _mta-sts.${domain} "v=STSv1; id=1" (raise the id whenever the policy changes)`,
+    );
   if (!/^[A-Za-z0-9]{1,32}$/.test(tags(sts[0]!).get('id') ?? '')) {
-    return problem(check, `_mta-sts.${domain} "${sts[0]}" has no valid id (1-32 letters and digits)`, `publish TXT _mta-sts.${domain} "v=STSv1; id=1" (raise the id whenever the policy changes)`);
+    return problem(
+      check,
+      `_mta-sts.${domain} "${sts[0]}" has no valid id (1-32 letters and digits)`,
+      `publish TXT _mta-sts.${domain} "v=STSv1; id=1" (raise the id whenever the policy changes)`,
+    );
   }
   const host = `mta-sts.${domain}`;
   try {

@@ -97,7 +97,8 @@ function bouncePlan(report: ParsedReport, pinned: RecipientRow): Plan {
     if (!row || seen.has(row.id)) continue;
     seen.add(row.id);
     const provider = bounceProvider(report, r);
-    const warning = r.action === 'failed' ? domainWarning({ reason: r.reason, status: r.status, response: provider.response }, provider.reporting_mta || 'the receiver') : null;
+    const warning =
+      r.action === 'failed' ? domainWarning({ reason: r.reason, status: r.status, response: provider.response }, provider.reporting_mta || 'the receiver') : null;
     effects.push({ type: 'bounce', recipient: row, bounceType: r.bounceType, final: r.action === 'failed', provider, ...(warning ? { warning } : {}) });
   }
   if (effects.length === 0) return none('no_effect', `report names ${named(failed.map((r) => r.address))}, not a recipient it proves`);

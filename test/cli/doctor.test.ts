@@ -189,7 +189,7 @@ describe('mailsvc doctor', () => {
     expect(human.stdout).toMatch(/\n {2}- source address 127\.0\.0\.12: ask the owner of 127\.0\.0\.12/);
   });
 
-  it('checks each verified domain\'s DMARC record and the alignment of DKIM and SPF with it, and published MTA-STS policies, naming the records to publish', async () => {
+  it("checks each verified domain's DMARC record and the alignment of DKIM and SPF with it, and published MTA-STS policies, naming the records to publish", async () => {
     const { dns, cfg } = await setup({ delivery: { port: await listener() } });
     dns.set('1.0.0.127.in-addr.arpa', 'PTR', HOST);
     oneJson(await runCli([...cfg, 'workspace', 'create', 'acme', '--json']));
@@ -226,7 +226,10 @@ describe('mailsvc doctor', () => {
     const checks = byCheck(JSON.parse(res.stdout));
     expect(checks['DMARC aligned.test']).toMatchObject({ status: 'ok', detail: '_dmarc.aligned.test: v=DMARC1; p=none' });
     expect(checks['DKIM alignment aligned.test']).toMatchObject({ status: 'ok' });
-    expect(checks['SPF alignment aligned.test']).toMatchObject({ status: 'ok', detail: 'the return path bounces.aligned.test aligns with the From domain aligned.test (relaxed)' });
+    expect(checks['SPF alignment aligned.test']).toMatchObject({
+      status: 'ok',
+      detail: 'the return path bounces.aligned.test aligns with the From domain aligned.test (relaxed)',
+    });
 
     expect(checks['DMARC bare.test']).toMatchObject({ status: 'problem', fix: expect.stringContaining('publish TXT _dmarc.bare.test "v=DMARC1; p=none"') });
     expect(checks['DKIM alignment bare.test']).toMatchObject({ status: 'ok' });

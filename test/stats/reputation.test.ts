@@ -125,7 +125,11 @@ describe.each(STORES)('complaint rate (%s)', (kind) => {
     const later = await send(server, apiKey, 'hot.test', 'broadcast');
     const stats = await server.api('GET', '/stats/queue', { key: apiKey });
     expect(stats.body.held).toBe(1);
-    expect((await server.api('GET', '/stats/reputation', { key: apiKey })).body.domains.find((d: { domain: string; stream: string }) => d.domain === 'hot.test' && d.stream === 'broadcast')).toMatchObject({ held: true, level: 'critical' });
+    expect(
+      (await server.api('GET', '/stats/reputation', { key: apiKey })).body.domains.find(
+        (d: { domain: string; stream: string }) => d.domain === 'hot.test' && d.stream === 'broadcast',
+      ),
+    ).toMatchObject({ held: true, level: 'critical' });
 
     // Several checks at once hold it once.
     const again = await Promise.all([server.services.reputation.check(), server.services.reputation.check()]);

@@ -53,7 +53,9 @@ const Reputation = Type.Object({
   thresholds: Type.Object({
     warning: Type.Number(),
     critical: Type.Number(),
-    pause_broadcast_at: Type.Union([Type.Number(), Type.Null()], { description: 'compliance.pauseBroadcastAt: the broadcast rate that holds a domain\'s broadcast stream; null: never' }),
+    pause_broadcast_at: Type.Union([Type.Number(), Type.Null()], {
+      description: "compliance.pauseBroadcastAt: the broadcast rate that holds a domain's broadcast stream; null: never",
+    }),
   }),
   workspace: Type.Object({ ...Rate, streams: Type.Array(Type.Object({ stream: Type.String(), ...Rate })) }),
   domains: Type.Array(
@@ -61,7 +63,7 @@ const Reputation = Type.Object({
       domain: Type.String(),
       stream: Type.String(),
       ...Rate,
-      held: Type.Optional(Type.Boolean({ description: 'broadcast only: a standing hold keeps this domain\'s broadcast mail waiting' })),
+      held: Type.Optional(Type.Boolean({ description: "broadcast only: a standing hold keeps this domain's broadcast mail waiting" })),
     }),
     { description: 'per sending domain and stream with mail delivered or complained about in the window' },
   ),
@@ -93,9 +95,7 @@ export const statsRoutes =
       async (request) => ({ ...(await stats.queue(request.principal)), groups: await queueControl.groups(request.principal) }),
     );
 
-    app.get(
-      '/stats/reputation',
-      { schema: { tags, security: bearerSecurity, response: { 200: Reputation, ...authErrors } } },
-      async (request) => reputation.forKey(request.principal),
+    app.get('/stats/reputation', { schema: { tags, security: bearerSecurity, response: { 200: Reputation, ...authErrors } } }, async (request) =>
+      reputation.forKey(request.principal),
     );
   };
