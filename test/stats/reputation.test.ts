@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { recordEvents, type EventName, type NewEvent } from '../../src/events/record.ts';
+import { sampleReputation } from '../../src/roles/delivery.ts';
 import { oneJson, runCli } from '../helpers/cli.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -87,6 +88,13 @@ describe.each(STORES)('complaint rate (%s)', (kind) => {
     const none = await server.api('GET', '/stats/reputation', { key: other.apiKey });
     expect(none.body.domains).toStrictEqual([]);
     expect(none.body.workspace).toMatchObject({ delivered: 0, complained: 0, rate: null, level: 'ok' });
+
+    // The same figures on /metrics, per workspace, domain and stream.
+    await sampleReputation(server.services);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toContain('mailsvc_complaint_rate_percent{workspace="rates",domain="a.test",stream="broadcast"} 0.2');
+    expect(metrics).toContain('mailsvc_complaint_rate_percent{workspace="rates",domain="b.test",stream="broadcast"} 0.3333');
+    expect(metrics).toContain('mailsvc_complaint_rate_percent{workspace="rates",domain="a.test",stream="transactional"} 0');
 
     // A day later the 1000 deliveries at the window's edge have left it.
     clock.advance(DAY);
