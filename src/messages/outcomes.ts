@@ -109,12 +109,15 @@ export async function recordFinished(
   if (options.messagesLocked) derivations = lockedStatusDerivations(tx, messageIds);
   else await deriveMessageStatuses(tx, messageIds);
   for (const f of finished) if (f.bounceType === 'permanent') await suppress(tx, f.t, 'bounce');
-  const warned = new Set<string>();
+  // One upsert per domain and code, in a fixed order: two batches on PostgreSQL lock the same
+  // warning rows in the same order and so cannot deadlock on them.
+  const warnings = new Map<string, { workspaceId: number; domain: string; code: string; message: string; at: number }>();
   for (const f of finished) {
-    if (!f.warning || warned.has(`${f.t.message.workspace_id} ${f.t.message.domain} ${f.warning.code}`)) continue;
-    warned.add(`${f.t.message.workspace_id} ${f.t.message.domain} ${f.warning.code}`);
-    await reputationRepo.warn(tx, { workspaceId: f.t.message.workspace_id, domain: f.t.message.domain, code: f.warning.code, message: f.warning.message, at: f.t.at });
+    if (!f.warning) continue;
+    const w = { workspaceId: f.t.message.workspace_id, domain: f.t.message.domain, code: f.warning.code, message: f.warning.message, at: f.t.at };
+    warnings.set(JSON.stringify([w.workspaceId, w.domain, w.code]), w);
   }
+  for (const key of [...warnings.keys()].sort()) await reputationRepo.warn(tx, warnings.get(key)!);
   return recordEvents(
     tx,
     finished.map((f) => event(f.t, f.name, f.provider, f.bounceType)),
