@@ -157,6 +157,22 @@ export interface QueueGroup {
   hold_reason?: string;
 }
 
+/** One complaint-rate figure of GET /stats/reputation: complaints ÷ delivered over 7 days, in percent. */
+export interface RateFigure {
+  delivered: number;
+  complained: number;
+  rate: number | null;
+  level: 'ok' | 'warning' | 'critical';
+}
+
+export interface Reputation {
+  from: string;
+  to: string;
+  thresholds: { warning: number; critical: number; pause_broadcast_at: number | null };
+  workspace: RateFigure & { streams: (RateFigure & { stream: string })[] };
+  domains: (RateFigure & { domain: string; stream: string; held?: boolean })[];
+}
+
 export interface QueueStats {
   held: number;
   scheduled: number;

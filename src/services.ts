@@ -12,6 +12,7 @@ import { MessageQueries } from './messages/queries.ts';
 import { QueueControl } from './messages/queue-control.ts';
 import { SuppressionService } from './suppression/service.ts';
 import { UsageService } from './usage/service.ts';
+import { ReputationService } from './stats/reputation.ts';
 import { StatsService } from './stats/service.ts';
 import { hostResolver, webhookReach, type HostResolver } from './webhooks/address-policy.ts';
 import { WebhookService } from './webhooks/service.ts';
@@ -63,6 +64,7 @@ export interface Services {
   suppressions: SuppressionService;
   usage: UsageService;
   stats: StatsService;
+  reputation: ReputationService;
   webhooks: WebhookService;
   /** Inbound routes (SPEC §14): webhook endpoints that receive the mail of a match. */
   routes: RouteService;
@@ -160,6 +162,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     suppressions: new SuppressionService({ db, clock, bulk: config.suppression }),
     usage: new UsageService({ db, clock }),
     stats: new StatsService({ db, clock }),
+    reputation: new ReputationService({ db, clock, log, compliance: config.compliance }),
     webhooks: new WebhookService({ db, clock, resolve: webhookHosts, reach: webhookReach(config) }),
     routes: new RouteService({ db, clock, resolve: webhookHosts, reach: webhookReach(config) }),
     inboundMessages,

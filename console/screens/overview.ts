@@ -1,8 +1,8 @@
 import { api } from '../api.ts';
 import { lineChart } from '../chart.ts';
-import { h, link, replace, when } from '../dom.ts';
+import { h, link, replace, statusBadge, table, when } from '../dom.ts';
 import type { Render } from '../routes.ts';
-import type { DayStats, QueueStats } from '../types.ts';
+import type { DayStats, QueueStats, Reputation } from '../types.ts';
 
 // Colours chosen to stay distinct for the common colour-vision deficiencies (Okabe-Ito).
 const COLORS = {
@@ -30,8 +30,44 @@ function nextRetry(at: string | null): string {
   return seconds > 0 ? `${when(at)} (in ${age(seconds)})` : `${when(at)} (due now)`;
 }
 
+const percent = (rate: number | null) => (rate === null ? '—' : `${rate}%`);
+
+/** Each sending domain's complaint rate over 7 days with its level, and a broadcast stream the rate holds. */
+function complaintRates(rep: Reputation): HTMLElement {
+  const { warning, critical, pause_broadcast_at: pauseAt } = rep.thresholds;
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'reputation-title' },
+    h('h2', { id: 'reputation-title' }, 'Complaint rate, last 7 days'),
+    h(
+      'p',
+      {},
+      `Complaints ÷ delivered: warning from ${warning}%, critical from ${critical}% (Google's limits).`,
+      pauseAt === null ? '' : ` At ${pauseAt}% a domain's broadcast mail is held until an operator releases it.`,
+    ),
+    rep.domains.length === 0
+      ? h('p', { class: 'reputation-empty' }, 'Nothing delivered in the last 7 days.')
+      : table(
+          ['Domain', 'Stream', 'Delivered', 'Complaints', 'Rate', 'Level'],
+          rep.domains.map((d) => [
+            d.domain,
+            d.stream,
+            String(d.delivered),
+            String(d.complained),
+            percent(d.rate),
+            h('span', {}, statusBadge(d.level), d.held ? [' ', statusBadge('held')] : []),
+          ]),
+          'Complaint rate per sending domain and stream',
+        ),
+  );
+}
+
 export const overviewScreen: Render = async (main) => {
-  const [daily, queue] = await Promise.all([api.get<{ from: string; to: string; data: DayStats[] }>('/stats/daily?days=30'), api.get<QueueStats>('/stats/queue')]);
+  const [daily, queue, reputation] = await Promise.all([
+    api.get<{ from: string; to: string; data: DayStats[] }>('/stats/daily?days=30'),
+    api.get<QueueStats>('/stats/queue'),
+    api.get<Reputation>('/stats/reputation'),
+  ]);
   const charts = ['transactional', 'broadcast'].flatMap((stream) => {
     const rows = daily.data.filter((r) => r.stream === stream);
     const days = rows.map((r) => r.day);
@@ -76,6 +112,7 @@ export const overviewScreen: Render = async (main) => {
         h('dd', {}, `${queue.queued}, ${queue.sending}, ${queue.scheduled}`),
       ),
     ),
+    complaintRates(reputation),
     h('h2', {}, `Last 30 days (${daily.from} to ${daily.to}, UTC)`),
     h('div', { class: 'charts' }, charts),
   );

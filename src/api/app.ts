@@ -104,7 +104,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         await authed.register(emailRoutes(services));
         await authed.register(suppressionRoutes(services.suppressions));
         await authed.register(usageRoutes(services.usage));
-        await authed.register(statsRoutes(services.stats, services.queueControl));
+        await authed.register(statsRoutes(services.stats, services.queueControl, services.reputation));
         await authed.register(queueRoutes(services.queueControl));
         await authed.register(webhookRoutes(services.webhooks, (endpoint) => sendTestEvent(services, endpoint)));
         await authed.register(routeRoutes(services.routes));

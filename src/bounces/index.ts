@@ -7,3 +7,4 @@ export { emptyReport, parseReport, parseReportSync } from './report.ts';
 export { toParseOutput, type ParseOutput } from './output.ts';
 export { formatExplanation, toExplainOutput, type ExplainOutput } from './explain.ts';
 export { REASONS, type Reason } from './rules.ts';
+export { domainWarning, senderSideWarning, type SenderSideWarning } from './sender-side.ts';

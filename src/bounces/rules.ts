@@ -62,8 +62,13 @@ export const STATUS_RULES: Readonly<Record<string, { reason: Reason; decisive?: 
   'X.7.24': { reason: 'auth_failure', decisive: true }, // SPF validation error
   'X.7.25': { reason: 'no_ptr', decisive: true }, // reverse DNS validation failed
   'X.7.26': { reason: 'auth_failure', decisive: true }, // multiple authentication checks failed
-  'X.7.27': { reason: 'not_accept' }, // sender address has null MX
+  // RFC 7505 §4.2: it is our envelope sender's domain that has a null MX, not the recipient's:
+  // the recipient is fine, so this must not suppress it.
+  'X.7.27': { reason: 'sender_rejected', decisive: true }, // sender address has null MX
+  'X.7.29': { reason: 'auth_failure', decisive: true }, // ARC validation failure (RFC 8617 §5.2.1)
   'X.7.509': { reason: 'auth_failure', decisive: true }, // Microsoft: DMARC failed
+  // Microsoft's high-volume sender requirements (2025): SPF, DKIM and DMARC must pass and align.
+  'X.7.515': { reason: 'auth_failure', decisive: true }, // Microsoft: required authentication level not met
   'X.7.606': { reason: 'ip_blocked', decisive: true }, // Microsoft: banned sending IP
 };
 

@@ -155,6 +155,10 @@ export const REFUSAL_RULES: readonly TextRule[] = [
       "554 5.7.1 Your message was rejected due to example.org's DMARC policy.",
       '550 Bad SPF records for [example.org:192.0.2.2], see http://spf.pobox.com/',
       '550 5.7.509 Access denied, sending domain [EXAMPLE.JP] does not pass DMARC verification and has a DMARC policy of reject.',
+      // Gmail since February 2024 (bulk-sender requirements), and Outlook.com since May 2025.
+      '550-5.7.26 This mail has been blocked because the sender is unauthenticated. Gmail requires all senders to authenticate with either SPF or DKIM. Authentication results: DKIM = did not pass SPF [example.jp] with ip: [192.0.2.22] = did not pass',
+      "550-5.7.26 Unauthenticated email from example.jp is not accepted due to domain's DMARC policy. Please contact the administrator of example.jp domain if this was a legitimate mail.",
+      "550 5.7.515 Access denied, sending domain [EXAMPLE.JP] doesn't meet the required authentication level. The sender's domain in the 5322.From address doesn't meet the authentication requirements defined for the sender.",
     ],
     terms: [
       [/\bspf\b|sender policy framework/, 'rfc7372 sisimai gmail', 'lhost-exim lhost-sendmail rfc3464 rhost-google rhost-gsuite'],

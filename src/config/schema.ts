@@ -337,6 +337,23 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     retention: Type.Object({ days: Type.Integer({ minimum: 1, default: 30 }) }, { additionalProperties: false, default: {} }),
+    compliance: Type.Object(
+      {
+        pauseBroadcastAt: Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 100 }), Type.Null()], {
+          default: 0.3,
+          expected: 'a complaint rate in percent (0.3 means 0.3%), or null',
+          examples: [0.3, null],
+          description:
+            "complaint rate in percent over 7 days at which a sending domain's broadcast stream is held until an operator releases it (docs/COMPLIANCE.md); null: never",
+        }),
+        pauseMinDelivered: Type.Integer({
+          minimum: 1,
+          default: 1000,
+          description: 'delivered broadcast recipients in the 7 days a domain needs before its complaint rate can hold it: one complaint about one message is no rate',
+        }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     log: Type.Object(
       {
         level: Type.Union(

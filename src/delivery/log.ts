@@ -1,5 +1,6 @@
 import type { Logger } from '../core/ports.ts';
 import type { RecipientRow } from '../store/messages.ts';
+import { senderSideWarning } from '../bounces/index.ts';
 import type { Recorded, Verdict } from './outcome.ts';
 
 /** `key=value` with the value quoted when it has spaces, so `grep 'outcome=deferred'` just works. */
@@ -28,6 +29,8 @@ export function logOutcome(log: Logger, row: RecipientRow, verdict: Verdict, rec
     code: 'code' in verdict ? verdict.code : null,
     bounce_type: verdict.kind === 'bounced' ? verdict.bounceType : recorded.outcome === 'failed' ? 'transient' : undefined,
     reason: verdict.kind === 'bounced' ? verdict.reason : undefined,
+    // A refusal of our own authentication: the sending domain's warning (GET /domains/{id}).
+    sender_warning: verdict.kind === 'bounced' ? senderSideWarning(verdict)?.code : undefined,
     attempt: 'attempts' in recorded ? recorded.attempts : undefined,
     next_at: recorded.outcome === 'deferred' ? new Date(recorded.dueAt).toISOString() : undefined,
     delay: seconds.toFixed(3),

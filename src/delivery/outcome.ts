@@ -1,4 +1,4 @@
-import { classifyReply } from '../bounces/index.ts';
+import { classifyReply, domainWarning } from '../bounces/index.ts';
 import type { BounceType, ProviderReport } from '../events/record.ts';
 import type { RandomSource } from '../core/ports.ts';
 import { recordFinished } from '../messages/outcomes.ts';
@@ -94,9 +94,10 @@ function plan(a: Attempt, deps: RecordDeps): { write: LeasedOutcome; finished: F
   }
   if (verdict.kind === 'bounced') {
     const provider = { response: verdict.response, reporting_mta: reportingMta, status: verdict.status, smtp_code: verdict.code };
+    const warning = domainWarning(verdict, reportingMta);
     return {
       write: final('bounced', provider),
-      finished: { t, name: 'email.bounced', provider, bounceType: verdict.bounceType },
+      finished: { t, name: 'email.bounced', provider, bounceType: verdict.bounceType, ...(warning ? { warning } : {}) },
       recorded: { outcome: 'bounced', attempts, provider, bounceType: verdict.bounceType },
     };
   }

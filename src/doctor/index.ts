@@ -10,6 +10,7 @@ import { domainsRepo } from '../store/domains.ts';
 import { pemOrFile } from '../tls/certificates.ts';
 import { poolProblem } from '../delivery/pool-choice.ts';
 import { workspaces } from '../store/workspaces.ts';
+import { checkAlignment, checkMtaSts, organisationalDomain } from './compliance.ts';
 import { checkCertificate, checkClock, checkDatabase, checkHostname, checkOutbound, checkSourceAddresses, type DoctorDns, type Finding } from './checks.ts';
 
 export type { Finding } from './checks.ts';
@@ -81,6 +82,33 @@ async function checkDomains(db: Db, dns: DoctorDns, serverHostname: string): Pro
 }
 
 /**
+ * Sender compliance (docs/COMPLIANCE.md): each verified sending domain's DMARC record and the
+ * alignment of DKIM and SPF with it, and the MTA-STS policy of the domains this server receives
+ * mail for (the return path, the hostname's domain, receiving domains) where one is published.
+ */
+async function checkCompliance(db: Db, dns: DoctorDns, config: Config): Promise<Finding[]> {
+  const rows = await domainsRepo.list(db);
+  const hostname = config.server.hostname;
+  const verified = rows.filter((r) => r.status === 'verified');
+  const alignment = await Promise.all(
+    verified.map((row) =>
+      checkAlignment(
+        {
+          name: row.name,
+          records: domainRecords({ domain: row.name, selector: row.selector, dkimPublicKey: row.dkim_public_key, serverHostname: hostname }),
+          returnPathVerified: row.return_path_verified,
+        },
+        config.inbound.returnPathDomain,
+        dns,
+      ),
+    ),
+  );
+  const own = [...new Set([config.inbound.returnPathDomain, organisationalDomain(hostname), ...rows.filter((r) => r.inbound).map((r) => r.name)])];
+  const sts = await Promise.all(own.map((d) => checkMtaSts(d, dns)));
+  return [...alignment.flat(), ...sts];
+}
+
+/**
  * Pools that workspaces and domains name but delivery.pools no longer has (the configuration
  * changed after they were set): their mail goes from the next level's pool instead.
  */
@@ -128,15 +156,16 @@ export async function runDoctor(config: Config, options: DoctorOptions): Promise
       () => pendingMigrations(db),
     );
     const tablesReady = database.every((f) => f.status === 'ok');
-    const [host, sources, outbound, domains, pools, clock] = await Promise.all([
+    const [host, sources, outbound, domains, compliance, pools, clock] = await Promise.all([
       checkHostname(hostname, dns),
       checkSourceAddresses(config.delivery.sourceAddresses, dns),
       checkOutbound(config.delivery, dns, options.probeDomain, options.timeoutMs),
       tablesReady ? checkDomains(db, dns, hostname) : Promise.resolve([{ check: 'domains', status: 'skipped', detail: 'database not ready' } as Finding]),
+      tablesReady ? checkCompliance(db, dns, config) : Promise.resolve([]),
       tablesReady ? checkPoolNames(db, config.delivery.pools) : Promise.resolve([]),
       checkClock(options.clockUrl, options.now, options.timeoutMs),
     ]);
-    return [...host, ...sources, outbound, ...domains, ...pools, certificate(config, options.now()), ...database, clock];
+    return [...host, ...sources, outbound, ...domains, ...compliance, ...pools, certificate(config, options.now()), ...database, clock];
   } finally {
     await db.destroy();
   }

@@ -5,6 +5,7 @@ import { generateDkimKey } from '../dkim/keys.ts';
 import { poolProblem, type PoolSettings } from '../delivery/pool-choice.ts';
 import type { Db } from '../store/db.ts';
 import { domainsRepo, type DomainRow } from '../store/domains.ts';
+import { reputationRepo } from '../store/reputation.ts';
 import { domainRecords, normaliseDomainName, returnPathHost, selectorFor, type DnsRecordSpec } from './records.ts';
 import { checkRecords, type RecordCheck } from './verify.ts';
 
@@ -12,6 +13,9 @@ import { checkRecords, type RecordCheck } from './verify.ts';
  * What a caller may see: a whole workspace, or (domain-scoped key) one domain of it; `null` is
  * the operator at the command line, who sees everything.
  */
+/** A sender warning stays on the domain this long after its latest occurrence. */
+const WARNINGS_SHOWN_MS = 7 * 86_400_000;
+
 export type Scope = { workspaceId: number; domain?: string | null } | null;
 
 export type DomainView = ReturnType<typeof domainView>;
@@ -60,6 +64,12 @@ export class DomainService {
   ) {}
 
   view = (row: DomainRow) => domainView(row, this.deps.serverHostname);
+
+  /** What receivers said about the domain as a sender in the last 7 days (a refused authentication), newest first. */
+  async warnings(row: DomainRow): Promise<{ code: string; message: string; at: string }[]> {
+    const rows = await reputationRepo.warningsOf(this.deps.db, row.id, this.deps.clock.now() - WARNINGS_SHOWN_MS);
+    return rows.map((w) => ({ code: w.code, message: w.message, at: iso(w.at) }));
+  }
 
   async add(workspaceId: number, input: string): Promise<DomainRow> {
     const name = normaliseDomainName(input);

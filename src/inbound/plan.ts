@@ -1,6 +1,7 @@
-import type { ParsedReport, ReportRecipient } from '../bounces/index.ts';
+import { domainWarning, type ParsedReport, type ReportRecipient } from '../bounces/index.ts';
 import type { BounceType, ProviderReport } from '../events/record.ts';
 import type { InboundOutcome, InboundProof } from '../store/inbound.ts';
+import type { DomainWarning } from '../messages/outcomes.ts';
 import type { MessageRow, RecipientRow } from '../store/messages.ts';
 import type { InboundTarget } from './policy.ts';
 
@@ -25,7 +26,7 @@ export interface Correlation {
 }
 
 export type Effect =
-  | { type: 'bounce'; recipient: RecipientRow; bounceType: BounceType; final: boolean; provider: ProviderReport }
+  | { type: 'bounce'; recipient: RecipientRow; bounceType: BounceType; final: boolean; provider: ProviderReport; warning?: DomainWarning }
   | { type: 'complaint'; recipient: RecipientRow; provider: ProviderReport }
   | { type: 'unsubscribe'; recipient: RecipientRow; provider: ProviderReport };
 
@@ -95,7 +96,10 @@ function bouncePlan(report: ParsedReport, pinned: RecipientRow): Plan {
     const row = matchRow(named, pinned, false);
     if (!row || seen.has(row.id)) continue;
     seen.add(row.id);
-    effects.push({ type: 'bounce', recipient: row, bounceType: r.bounceType, final: r.action === 'failed', provider: bounceProvider(report, r) });
+    const provider = bounceProvider(report, r);
+    const warning =
+      r.action === 'failed' ? domainWarning({ reason: r.reason, status: r.status, response: provider.response }, provider.reporting_mta || 'the receiver') : null;
+    effects.push({ type: 'bounce', recipient: row, bounceType: r.bounceType, final: r.action === 'failed', provider, ...(warning ? { warning } : {}) });
   }
   if (effects.length === 0) return none('no_effect', `report names ${named(failed.map((r) => r.address))}, not a recipient it proves`);
   return { outcome: 'applied', effects, summary: effects.map(describe).join('; ') };

@@ -77,7 +77,7 @@ const UNPARSED = {
 
 async function apply(tx: Tx, e: Effect, message: MessageRow, at: number): Promise<void> {
   const target = { message, recipient: e.recipient, at };
-  if (e.type === 'bounce') await recordBounce(tx, target, { bounceType: e.bounceType, final: e.final }, e.provider);
+  if (e.type === 'bounce') await recordBounce(tx, target, { bounceType: e.bounceType, final: e.final, ...(e.warning ? { warning: e.warning } : {}) }, e.provider);
   else if (e.type === 'complaint') await recordComplaint(tx, target, e.provider);
   else await recordUnsubscribe(tx, target, e.provider);
 }

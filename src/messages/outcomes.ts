@@ -2,6 +2,7 @@ import { recordEvent, recordEvents, type BounceType, type EventPayload, type Pro
 import type { Statement, Tx } from '../store/db.ts';
 import { deriveMessageStatuses, lockedStatusDerivations } from '../store/messageStatus.ts';
 import { messagesRepo, type MessageRow, type RecipientRow } from '../store/messages.ts';
+import { reputationRepo } from '../store/reputation.ts';
 import { suppressionsRepo, type SuppressionReason } from '../store/suppressions.ts';
 import type { RecipientStatus } from './status.ts';
 import { labelsOf, readEnvelope } from './content.ts';
@@ -17,6 +18,12 @@ export interface Target {
   message: Pick<MessageRow, 'id' | 'workspace_id' | 'stream' | 'domain' | 'envelope'>;
   recipient: Pick<RecipientRow, 'id' | 'address'>;
   at: number;
+}
+
+/** A warning a bounce raises on the message's sending domain (a receiver refused the sender's authentication). */
+export interface DomainWarning {
+  code: string;
+  message: string;
 }
 
 const setStatus = (tx: Tx, t: Target, status: RecipientStatus, patch: Partial<RecipientRow> = {}) =>
@@ -55,13 +62,14 @@ const event = (t: Target, name: EventPayload['event'], provider: ProviderReport,
 export async function recordReported(
   tx: Tx,
   t: Target,
-  outcome: { status: RecipientStatus | null; name: 'email.delivered' | 'email.bounced'; bounceType?: BounceType },
+  outcome: { status: RecipientStatus | null; name: 'email.delivered' | 'email.bounced'; bounceType?: BounceType; warning?: DomainWarning },
   provider: ProviderReport,
   patch: Partial<RecipientRow> = {},
 ): Promise<EventPayload> {
   const final = outcome.status !== null;
   if (final) await setStatus(tx, t, outcome.status!, { last_response: provider.response, last_mx: provider.reporting_mta, ...patch });
-  const [payload] = await recordFinished(tx, final ? [] : [t.message.id], [{ t, name: outcome.name, provider, bounceType: outcome.bounceType }], {
+  const finished = { t, name: outcome.name, provider, bounceType: outcome.bounceType, ...(outcome.warning ? { warning: outcome.warning } : {}) };
+  const [payload] = await recordFinished(tx, final ? [] : [t.message.id], [finished], {
     messagesLocked: final,
   });
   return payload!;
@@ -74,11 +82,12 @@ export async function recordReported(
 export function recordBounce(
   tx: Tx,
   t: Target,
-  bounce: { bounceType: BounceType; final: boolean; status?: RecipientStatus },
+  bounce: { bounceType: BounceType; final: boolean; status?: RecipientStatus; warning?: DomainWarning },
   provider: ProviderReport,
   patch: Partial<RecipientRow> = {},
 ): Promise<EventPayload> {
-  return recordReported(tx, t, { status: bounce.final ? (bounce.status ?? 'bounced') : null, name: 'email.bounced', bounceType: bounce.bounceType }, provider, patch);
+  const outcome = { status: bounce.final ? (bounce.status ?? 'bounced') : null, name: 'email.bounced' as const, bounceType: bounce.bounceType };
+  return recordReported(tx, t, bounce.warning ? { ...outcome, warning: bounce.warning } : outcome, provider, patch);
 }
 
 /**
@@ -87,18 +96,28 @@ export function recordBounce(
  * one event each for those that finished, all in the caller's transaction. The message rows are
  * locked once, in id order, for both the derivation and the events; `messagesLocked`: the
  * caller's earlier statement took those locks, and the derivation then goes in one round trip
- * with the events' first read.
+ * with the events' first read. A bounce's `warning` is raised on its sending domain (once per
+ * domain and code in a batch); the recipient is not suppressed for it.
  */
 export async function recordFinished(
   tx: Tx,
   messageIds: number[],
-  finished: { t: Target; name: 'email.delivered' | 'email.bounced'; provider: ProviderReport; bounceType?: BounceType }[],
+  finished: { t: Target; name: 'email.delivered' | 'email.bounced'; provider: ProviderReport; bounceType?: BounceType; warning?: DomainWarning }[],
   options: { messagesLocked?: boolean } = {},
 ): Promise<EventPayload[]> {
   let derivations: Statement[] = [];
   if (options.messagesLocked) derivations = lockedStatusDerivations(tx, messageIds);
   else await deriveMessageStatuses(tx, messageIds);
   for (const f of finished) if (f.bounceType === 'permanent') await suppress(tx, f.t, 'bounce');
+  // One upsert per domain and code, in a fixed order: two batches on PostgreSQL lock the same
+  // warning rows in the same order and so cannot deadlock on them.
+  const warnings = new Map<string, { workspaceId: number; domain: string; code: string; message: string; at: number }>();
+  for (const f of finished) {
+    if (!f.warning) continue;
+    const w = { workspaceId: f.t.message.workspace_id, domain: f.t.message.domain, code: f.warning.code, message: f.warning.message, at: f.t.at };
+    warnings.set(JSON.stringify([w.workspaceId, w.domain, w.code]), w);
+  }
+  for (const key of [...warnings.keys()].sort()) await reputationRepo.warn(tx, warnings.get(key)!);
   return recordEvents(
     tx,
     finished.map((f) => event(f.t, f.name, f.provider, f.bounceType)),

@@ -63,7 +63,7 @@ export class QueueControl {
   }
 
   /** The command line's hold, release or cancel: any workspace unless one is named. */
-  async serverWide(action: QueueAction, filter: Omit<QueueFilter, 'sendingDomain'>, reason?: string): Promise<{ affected: number }> {
+  async serverWide(action: QueueAction, filter: QueueFilter, reason?: string): Promise<{ affected: number }> {
     if (filter.messageId !== undefined && !(await messagesRepo.byId(this.deps.db, filter.messageId))) throw notFound();
     return this.run(action, { ...this.checked(filter), ...(filter.workspaceId !== undefined ? { workspaceId: filter.workspaceId } : {}) }, reason);
   }
@@ -91,7 +91,7 @@ export class QueueControl {
   }
 
   /** The filter's names checked and trimmed; fields not given stay out. */
-  private checked(f: Omit<QueueFilter, 'workspaceId' | 'sendingDomain'>): QueueFilter {
+  private checked(f: Omit<QueueFilter, 'workspaceId'>): QueueFilter {
     const out: QueueFilter = {};
     const text = (field: string, value: string) => {
       const v = value.trim();
@@ -100,6 +100,7 @@ export class QueueControl {
     };
     if (f.domain !== undefined) out.domain = text('domain', f.domain);
     if (f.group !== undefined) out.group = text('group', f.group);
+    if (f.sendingDomain !== undefined) out.sendingDomain = text('sending_domain', f.sendingDomain);
     if (f.stream !== undefined) {
       if (!STREAMS.includes(f.stream)) throw invalid('Field `stream` must be `transactional` or `broadcast`');
       out.stream = f.stream;

@@ -133,6 +133,12 @@ export function createMetrics() {
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    complaintRate: new Gauge({
+      name: 'mailsvc_complaint_rate_percent',
+      help: 'Complaints per delivered recipient over the last 7 days in percent, per workspace, sending domain and stream with mail delivered in that time (computed once a minute by the delivery role)',
+      labelNames: ['workspace', 'domain', 'stream'] as const,
+      registers: [registry],
+    }),
     webhookAttempts: new Counter({
       name: 'mailsvc_webhook_attempts_total',
       help: 'Webhook POSTs by outcome (delivered, failed, gave_up, lease_lost)',

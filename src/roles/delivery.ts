@@ -2,10 +2,23 @@ import { createRenderStep } from '../delivery/render.ts';
 import { DeliveryWorker } from '../delivery/worker.ts';
 import { sandboxDelivery } from '../sandbox/index.ts';
 import { queueRepo } from '../store/queue.ts';
+import type { Services } from '../services.ts';
 import type { RoleStarter } from './types.ts';
 
 /** How often the queue gauges on /metrics are refreshed. */
 const SAMPLE_MS = 5000;
+/** How often complaint rates are computed (gauges, the broadcast hold): a 7-day rate moves slowly. */
+const REPUTATION_MS = 60_000;
+
+/**
+ * The complaint-rate check (the broadcast hold) and the gauges on /metrics from its figures:
+ * one series per workspace, sending domain and stream with mail delivered in the last 7 days.
+ */
+export async function sampleReputation(services: Pick<Services, 'reputation' | 'metrics'>): Promise<void> {
+  const { figures } = await services.reputation.check();
+  services.metrics.complaintRate.reset();
+  for (const f of figures) if (f.rate !== null) services.metrics.complaintRate.set({ workspace: f.workspaceName, domain: f.domain, stream: f.stream }, f.rate);
+}
 
 /**
  * The delivery role: one worker (claim loop, scheduler, lease renewal) per process; processes
@@ -27,6 +40,10 @@ export const startDeliveryRole: RoleStarter = async (services) => {
     );
   }, SAMPLE_MS);
   sampler.unref();
+  const reputation = setInterval(() => {
+    sampleReputation(services).catch((err: unknown) => log.error({ phase: 'reputation', err }, 'complaint rate check failed'));
+  }, REPUTATION_MS);
+  reputation.unref();
   const { delivery } = services.config;
   log.info(
     { phase: 'start', role: 'delivery', mode: delivery.mode, worker: worker.owner, relay: delivery.relayHost, port: delivery.port, concurrency: delivery.concurrency },
@@ -40,6 +57,7 @@ export const startDeliveryRole: RoleStarter = async (services) => {
     ports: {},
     close: async () => {
       clearInterval(sampler);
+      clearInterval(reputation);
       await worker.stop();
     },
   };

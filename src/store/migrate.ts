@@ -21,6 +21,7 @@ import * as inboundRoutes from './migrations/018_inbound_routes.ts';
 import * as messageSearch from './migrations/019_message_search.ts';
 import * as templates from './migrations/020_templates.ts';
 import * as recipientTls from './migrations/022_recipient_tls.ts';
+import * as reputation from './migrations/023_reputation.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } };
 
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '019_message_search': messageSearch,
   '020_templates': templates,
   '022_recipient_tls': recipientTls,
+  '023_reputation': reputation,
 };
 
 /** The migrations in order, for knex's migrator (`migrate.up`, `.down` in tests). */

@@ -189,6 +189,74 @@ describe('mailsvc doctor', () => {
     expect(human.stdout).toMatch(/\n {2}- source address 127\.0\.0\.12: ask the owner of 127\.0\.0\.12/);
   });
 
+  it("checks each verified domain's DMARC record and the alignment of DKIM and SPF with it, and published MTA-STS policies, naming the records to publish", async () => {
+    const { dns, cfg } = await setup({ delivery: { port: await listener() } });
+    dns.set('1.0.0.127.in-addr.arpa', 'PTR', HOST);
+    oneJson(await runCli([...cfg, 'workspace', 'create', 'acme', '--json']));
+    type Rec = { type: string; name: string; value: string; priority?: number; purpose: string };
+    const publish = (records: Rec[], purposes: string[]) => {
+      for (const r of records.filter((x) => purposes.includes(x.purpose))) {
+        if (r.type === 'TXT') dns.set(r.name, 'TXT', r.value);
+        else dns.set(r.name, 'MX', { exchange: r.value, priority: r.priority! });
+      }
+    };
+    const add = async (name: string, purposes: string[]): Promise<Rec[]> => {
+      const records = oneJson(await runCli([...cfg, 'domain', 'add', name, '--json'])).records as Rec[];
+      publish(records, purposes);
+      const verified = await runCli([...cfg, 'domain', 'verify', name, '--json']);
+      expect(verified.code, verified.stderr).toBe(0);
+      return records;
+    };
+    // Everything published: aligned through DKIM and through the domain's own return path.
+    await add('aligned.test', ['dkim', 'return_path', 'spf', 'dmarc']);
+    // Only the DKIM key: no DMARC record, and the envelope sender is the server's return path.
+    await add('bare.test', ['dkim']);
+    // Strict SPF alignment: the return path can never align, DKIM carries DMARC.
+    await add('strict.test', ['dkim']);
+    dns.set('_dmarc.strict.test', 'TXT', 'v=DMARC1; p=reject; aspf=s');
+    // Verified, then its DKIM key taken out of DNS: DKIM cannot pass, so it cannot align.
+    const gone = await add('gone.test', ['dkim', 'dmarc']);
+    const dkim = gone.find((r) => r.purpose === 'dkim')!;
+    dns.clear(dkim.name);
+    // An MTA-STS record for the hostname's domain whose policy host does not resolve.
+    dns.set('_mta-sts.doctor.test', 'TXT', 'v=STSv1; id=20261126');
+
+    const res = await runCli([...cfg, 'doctor', '--probe-domain', 'probe.test', '--no-clock', '--json']);
+    expect(res.code).toBe(1);
+    const checks = byCheck(JSON.parse(res.stdout));
+    expect(checks['DMARC aligned.test']).toMatchObject({ status: 'ok', detail: '_dmarc.aligned.test: v=DMARC1; p=none' });
+    expect(checks['DKIM alignment aligned.test']).toMatchObject({ status: 'ok' });
+    expect(checks['SPF alignment aligned.test']).toMatchObject({
+      status: 'ok',
+      detail: 'the return path bounces.aligned.test aligns with the From domain aligned.test (relaxed)',
+    });
+
+    expect(checks['DMARC bare.test']).toMatchObject({ status: 'problem', fix: expect.stringContaining('publish TXT _dmarc.bare.test "v=DMARC1; p=none"') });
+    expect(checks['DKIM alignment bare.test']).toMatchObject({ status: 'ok' });
+    expect(checks['SPF alignment bare.test']).toMatchObject({
+      status: 'problem',
+      detail:
+        'the envelope sender uses bounces.mail.doctor.test, which does not align with the From domain bare.test: SPF passes for bounces.mail.doctor.test but not for DMARC (DMARC still passes through DKIM)',
+      fix: `publish MX bounces.bare.test 10 "${HOST}" and TXT bounces.bare.test "v=spf1 a:${HOST} -all", then run mailsvc domain verify bare.test`,
+    });
+
+    expect(checks['DMARC strict.test']).toMatchObject({ status: 'ok' });
+    expect(checks['SPF alignment strict.test']).toMatchObject({ status: 'ok', detail: expect.stringContaining('DMARC passes through DKIM alone') });
+
+    expect(checks['DKIM alignment gone.test']).toMatchObject({ status: 'problem', fix: `publish TXT ${dkim.name} "${dkim.value}"` });
+    expect(checks['SPF alignment gone.test']).toMatchObject({ status: 'problem', detail: expect.not.stringContaining('DMARC still passes') });
+
+    expect(checks['MTA-STS doctor.test']).toMatchObject({
+      status: 'problem',
+      detail: expect.stringMatching(/^_mta-sts\.doctor\.test is published but the policy host mta-sts\.doctor\.test does not resolve/),
+      fix: expect.stringContaining('publish an A record for mta-sts.doctor.test'),
+    });
+    expect(checks['MTA-STS bounces.mail.doctor.test']).toMatchObject({ status: 'skipped' });
+    dns.set('mta-sts.doctor.test', 'A', '127.0.0.1');
+    const after = byCheck(JSON.parse((await runCli([...cfg, 'doctor', '--probe-domain', 'probe.test', '--no-clock', '--json'])).stdout));
+    expect(after['MTA-STS doctor.test']).toMatchObject({ status: 'ok', detail: 'v=STSv1; id=20261126; the policy host mta-sts.doctor.test resolves' });
+  });
+
   it('finds a hostname that is not fully qualified, and a database with migrations pending', async () => {
     const { cfg } = await setup({ server: { hostname: 'localhost' }, delivery: { port: await listener() } });
     const res = await runCli([...cfg, 'doctor', '--probe-domain', 'probe.test', '--no-clock', '--json']);

@@ -56,7 +56,7 @@ describe('mailsvc queue hold, release and cancel', () => {
       const empty = await w.cli('queue', action, '--json');
       expect(empty.code).not.toBe(0);
       expect(empty.stdout).toBe('');
-      expect(empty.stderr).toMatch(/Name at least one of --domain, --group, --workspace, --stream, --email/);
+      expect(empty.stderr).toMatch(/Name at least one of --domain, --group, --workspace, --stream, --sending-domain, --email/);
     }
     const unknown = await w.cli('queue', 'hold', '--workspace', 'nobody');
     expect(unknown.code).not.toBe(0);

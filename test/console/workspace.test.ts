@@ -24,6 +24,9 @@ describe('the console: overview, domains, API keys, sandbox inbox, scopes', () =
     await delivery.getByText('delivered: 1').waitFor();
     await delivery.getByText('bounced (permanent): 1').waitFor();
     expect(await page.locator('.deferred-count').textContent()).toBe('0');
+    // The complaint rate of the domain over 7 days: one delivered, no complaint.
+    const rates = page.getByRole('region', { name: 'Complaint rate per sending domain and stream' });
+    expect(await rates.getByRole('row').nth(1).textContent()).toBe('acme.testtransactional100%ok');
 
     await page.getByRole('link', { name: 'Sandbox inbox' }).click();
     await page.getByRole('link', { name: 'Receipt 1' }).click();

@@ -32,6 +32,12 @@ export const Domain = Type.Object(
     return_path_domain: Type.Union([Type.String(), Type.Null()]),
     created_at: Type.String(),
     verified_at: Type.Union([Type.String(), Type.Null()]),
+    warnings: Type.Optional(
+      Type.Array(Type.Object({ code: Type.String(), message: Type.String(), at: Type.String() }), {
+        description:
+          'GET /domains/{id} only: what receivers said about this domain as a sender in the last 7 days, newest first (e.g. `sender_authentication`: a refusal of its SPF, DKIM or DMARC; docs/COMPLIANCE.md)',
+      }),
+    ),
   },
   { $id: 'Domain' },
 );

@@ -26,6 +26,7 @@ function stream(value: string): string {
 
 interface ControlOptions {
   domain?: string;
+  sendingDomain?: string;
   group?: string;
   workspace?: string;
   stream?: string;
@@ -152,15 +153,16 @@ export function registerQueueCommands(program: Command, ctx: CliContext): void {
       .option('--group <group>', 'recipients whose domain is in this destination group (queue stats lists them)')
       .option('--workspace <name>', "only this workspace's mail")
       .option('--stream <stream>', 'only this stream: transactional or broadcast', stream)
+      .option('--sending-domain <domain>', 'only mail sent from this domain (a complaint-rate hold names it: docs/COMPLIANCE.md)')
       .option('--email <id>', 'only this message', positiveInt);
     if (action === 'hold') command.option('--reason <text>', 'why, shown by queue stats');
     command.option('--json', 'print JSON').action(async (opts: ControlOptions) => {
-      if ([opts.domain, opts.group, opts.workspace, opts.stream, opts.email].every((v) => v === undefined)) {
-        throw new Error('Name at least one of --domain, --group, --workspace, --stream, --email: an empty filter would take the whole queue');
+      if ([opts.domain, opts.group, opts.workspace, opts.stream, opts.sendingDomain, opts.email].every((v) => v === undefined)) {
+        throw new Error('Name at least one of --domain, --group, --workspace, --stream, --sending-domain, --email: an empty filter would take the whole queue');
       }
       const { queueControl } = await ctx.open();
       const workspaceId = opts.workspace === undefined ? undefined : (await ctx.workspace(opts.workspace)).id;
-      const filter = { domain: opts.domain, group: opts.group, workspaceId, stream: opts.stream, messageId: opts.email };
+      const filter = { domain: opts.domain, group: opts.group, workspaceId, stream: opts.stream, sendingDomain: opts.sendingDomain, messageId: opts.email };
       const { affected } = await named('email', opts.email ?? '', () => queueControl.serverWide(action, filter, opts.reason));
       emit(opts.json, { affected }, () => printLines([`affected ${affected}`]));
     });

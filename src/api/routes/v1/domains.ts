@@ -44,7 +44,10 @@ export const domainRoutes =
       {
         schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: DomainRef, ...authErrors, 404: errors[404] } },
       },
-      async (request) => domains.view(await domains.get(scope(request.principal), request.params.id)),
+      async (request) => {
+        const row = await domains.get(scope(request.principal), request.params.id);
+        return { ...domains.view(row), warnings: await domains.warnings(row) };
+      },
     );
 
     app.patch(

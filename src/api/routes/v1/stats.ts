@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { QueueControl } from '../../../messages/queue-control.ts';
+import type { ReputationService } from '../../../stats/reputation.ts';
 import type { StatsService } from '../../../stats/service.ts';
 import { authErrors, bearerSecurity, errors } from '../../schemas/common.ts';
 
@@ -40,11 +41,38 @@ const QueueStats = Type.Object({
     { description: 'waiting recipients per destination group, held groups and the largest first (at most 100)' },
   ),
 });
+const Rate = {
+  delivered: n('recipients delivered in the window'),
+  complained: n('complaints received in the window'),
+  rate: Type.Union([Type.Number(), Type.Null()], { description: 'complained ÷ delivered in percent (0.1 = 0.1%), four decimals; null when nothing was delivered' }),
+  level: Type.Union([Type.Literal('ok'), Type.Literal('warning'), Type.Literal('critical')], { description: 'warning from 0.1%, critical from 0.3%' }),
+};
+const Reputation = Type.Object({
+  from: Type.String({ description: 'the window: the last 7 days up to now' }),
+  to: Type.String(),
+  thresholds: Type.Object({
+    warning: Type.Number(),
+    critical: Type.Number(),
+    pause_broadcast_at: Type.Union([Type.Number(), Type.Null()], {
+      description: "compliance.pauseBroadcastAt: the broadcast rate that holds a domain's broadcast stream; null: never",
+    }),
+  }),
+  workspace: Type.Object({ ...Rate, streams: Type.Array(Type.Object({ stream: Type.String(), ...Rate })) }),
+  domains: Type.Array(
+    Type.Object({
+      domain: Type.String(),
+      stream: Type.String(),
+      ...Rate,
+      held: Type.Optional(Type.Boolean({ description: "broadcast only: a standing hold keeps this domain's broadcast mail waiting" })),
+    }),
+    { description: 'per sending domain and stream with mail delivered or complained about in the window' },
+  ),
+});
 const tags = ['stats'];
 
 /** What the console's overview shows; a domain-scoped key sees its domain's mail. */
 export const statsRoutes =
-  (stats: StatsService, queueControl: QueueControl): FastifyPluginAsyncTypebox =>
+  (stats: StatsService, queueControl: QueueControl, reputation: ReputationService): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/stats/daily',
@@ -65,5 +93,9 @@ export const statsRoutes =
         schema: { tags, security: bearerSecurity, response: { 200: QueueStats, ...authErrors } },
       },
       async (request) => ({ ...(await stats.queue(request.principal)), groups: await queueControl.groups(request.principal) }),
+    );
+
+    app.get('/stats/reputation', { schema: { tags, security: bearerSecurity, response: { 200: Reputation, ...authErrors } } }, async (request) =>
+      reputation.forKey(request.principal),
     );
   };
