@@ -19,6 +19,7 @@ import * as pools from './migrations/016_pools.ts';
 import * as sendingAddresses from './migrations/017_sending_addresses.ts';
 import * as inboundRoutes from './migrations/018_inbound_routes.ts';
 import * as templates from './migrations/020_templates.ts';
+import * as dkimKeys from './migrations/021_dkim_keys.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } };
 
@@ -43,6 +44,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '017_sending_addresses': sendingAddresses,
   '018_inbound_routes': inboundRoutes,
   '020_templates': templates,
+  '021_dkim_keys': dkimKeys,
 };
 
 /** The migrations in order, for knex's migrator (`migrate.up`, `.down` in tests). */
