@@ -143,12 +143,13 @@ function overlapArgument(value: string): number {
   return n;
 }
 
-const KEY_COLUMNS = ['id', 'selector', 'algorithm', 'status', 'created_at', 'verified_at', 'retire_after'];
+const minute = (at: string | null) => (at ? `${at.slice(0, 10)} ${at.slice(11, 16)}` : '');
 
+/** --json has every field; the table what fits: times to the minute (UTC). */
 function printKeys(keys: DkimKeyView[]): void {
   printTable(
-    keys.map((k) => ({ ...k, verified_at: k.verified_at ?? '', retire_after: k.retire_after ?? '' })),
-    KEY_COLUMNS,
+    keys.map((k) => ({ ...k, verified: minute(k.verified_at), published_until: minute(k.retire_after) })),
+    ['id', 'selector', 'algorithm', 'status', 'verified', 'published_until'],
   );
 }
 
