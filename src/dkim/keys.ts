@@ -3,8 +3,6 @@ import { generateKeyPair } from 'node:crypto';
 /** The DKIM signing algorithms a key may have (RFC 6376 §3.3, RFC 8463 §3). */
 export type DkimAlgorithm = 'rsa-sha256' | 'ed25519-sha256';
 
-export const DKIM_ALGORITHMS: readonly DkimAlgorithm[] = ['rsa-sha256', 'ed25519-sha256'];
-
 export interface DkimKeyPair {
   /** PKCS#8 PEM, what the signer takes. */
   privateKeyPem: string;
