@@ -99,7 +99,14 @@ export const domainPage: Render = async (main, params) => {
       h('h2', {}, 'DKIM keys'),
       table(
         ['Selector', 'Algorithm', 'Status', 'Created', 'Verified', 'Published until'],
-        d.keys.map((k) => [h('code', {}, k.selector), k.algorithm, statusBadge(k.status), stamp(k.created_at), when(k.verified_at), when(k.retire_after)]),
+        d.keys.map((k) => [
+          h('code', {}, k.selector),
+          h('span', { class: 'nowrap' }, k.algorithm),
+          statusBadge(k.status),
+          stamp(k.created_at),
+          stamp(k.verified_at),
+          stamp(k.retire_after),
+        ]),
       ),
       h('h2', {}, 'DNS records to publish'),
       table(
