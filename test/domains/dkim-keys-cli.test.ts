@@ -6,7 +6,7 @@ import { STORES } from '../helpers/stores.ts';
 import { startTestServer } from '../helpers/server.ts';
 
 describe.each(STORES)('domain key add, rotate and list on the command line (%s)', (kind) => {
-  it('adds an Ed25519 key, activates it through DNS, rotates the RSA key and lists every key as a table and as JSON', async () => {
+  it('adds an Ed25519 key, activates it through DNS, rotates the RSA key and lists every key as a table and as JSON', { timeout: 90_000 }, async () => {
     const dns = await startTestDns();
     onTestFinished(() => dns.close());
     const server = await startTestServer(kind, { dns: createDnsResolver([dns.address], 2000), config: { dns: { servers: [dns.address], timeout: 2 } } });

@@ -61,93 +61,97 @@ async function downThrough(db: Knex, name: string): Promise<void> {
 }
 
 describe.each(STORES)('DKIM key rotation (%s)', (kind) => {
-  it('adds Ed25519 beside RSA, rotates both, and every message at every step carries signatures that verify against the DNS of that moment', async (ctx) => {
-    await noteWithoutDkimpy(ctx);
-    const clock = new ManualClock();
-    const env = await deliveryEnv(kind, { clock });
-    const w = world(env, clock);
-    const key = env.ws.apiKey;
-    const domain = (await env.server.api('GET', '/domains', { key })).body.data[0];
-    const keys = async (): Promise<KeyJson[]> => (await env.server.api('GET', `/domains/${domain.id}/keys`, { key })).body.data;
-    const verify = async () => {
-      const res = await env.server.api('POST', `/domains/${domain.id}/verify`, { key });
-      expect(res.status).toBe(200);
-      return res.body;
-    };
+  it(
+    'adds Ed25519 beside RSA, rotates both, and every message at every step carries signatures that verify against the DNS of that moment',
+    { timeout: 90_000 },
+    async (ctx) => {
+      await noteWithoutDkimpy(ctx);
+      const clock = new ManualClock();
+      const env = await deliveryEnv(kind, { clock });
+      const w = world(env, clock);
+      const key = env.ws.apiKey;
+      const domain = (await env.server.api('GET', '/domains', { key })).body.data[0];
+      const keys = async (): Promise<KeyJson[]> => (await env.server.api('GET', `/domains/${domain.id}/keys`, { key })).body.data;
+      const verify = async () => {
+        const res = await env.server.api('POST', `/domains/${domain.id}/verify`, { key });
+        expect(res.status).toBe(200);
+        return res.body;
+      };
 
-    const [rsaOld] = await keys();
-    expect(rsaOld).toMatchObject({ algorithm: 'rsa-sha256', status: 'active' });
-    w.publish(rsaOld!);
-    expect(await w.step()).toStrictEqual([rsaOld!.selector]);
+      const [rsaOld] = await keys();
+      expect(rsaOld).toMatchObject({ algorithm: 'rsa-sha256', status: 'active' });
+      w.publish(rsaOld!);
+      expect(await w.step()).toStrictEqual([rsaOld!.selector]);
 
-    // An Ed25519 key: pending, so it does not sign until its record verifies.
-    const added = await env.server.api('POST', `/domains/${domain.id}/keys`, { key, body: { algorithm: 'ed25519' } });
-    expect(added.status).toBe(201);
-    const edOld: KeyJson = added.body;
-    expect(edOld).toMatchObject({ algorithm: 'ed25519-sha256', status: 'pending' });
-    expect(edOld.record.value).toMatch(/^v=DKIM1; k=ed25519; p=[A-Za-z0-9+/]{43}=$/);
-    expect(await w.step()).toStrictEqual([rsaOld!.selector]);
+      // An Ed25519 key: pending, so it does not sign until its record verifies.
+      const added = await env.server.api('POST', `/domains/${domain.id}/keys`, { key, body: { algorithm: 'ed25519' } });
+      expect(added.status).toBe(201);
+      const edOld: KeyJson = added.body;
+      expect(edOld).toMatchObject({ algorithm: 'ed25519-sha256', status: 'pending' });
+      expect(edOld.record.value).toMatch(/^v=DKIM1; k=ed25519; p=[A-Za-z0-9+/]{43}=$/);
+      expect(await w.step()).toStrictEqual([rsaOld!.selector]);
 
-    // Published and verified: both sign (dual signing), RSA first.
-    w.publish(edOld);
-    expect((await verify()).status).toBe('verified');
-    expect((await keys()).map((k) => [k.selector, k.status])).toStrictEqual([
-      [rsaOld!.selector, 'active'],
-      [edOld.selector, 'active'],
-    ]);
-    expect(await w.step()).toStrictEqual([rsaOld!.selector, edOld.selector]);
+      // Published and verified: both sign (dual signing), RSA first.
+      w.publish(edOld);
+      expect((await verify()).status).toBe('verified');
+      expect((await keys()).map((k) => [k.selector, k.status])).toStrictEqual([
+        [rsaOld!.selector, 'active'],
+        [edOld.selector, 'active'],
+      ]);
+      expect(await w.step()).toStrictEqual([rsaOld!.selector, edOld.selector]);
 
-    // Rotation: new selectors, pending; the old keys keep signing, before and after a verify that does not find them yet.
-    const rotated = await env.server.api('POST', `/domains/${domain.id}/keys/rotate`, { key, body: { overlap_days: 2 } });
-    expect(rotated.status).toBe(201);
-    const [rsaNew, edNew] = rotated.body.data as KeyJson[];
-    expect(rsaNew).toMatchObject({ algorithm: 'rsa-sha256', status: 'pending' });
-    expect(edNew).toMatchObject({ algorithm: 'ed25519-sha256', status: 'pending' });
-    expect(rsaNew!.selector).not.toBe(rsaOld!.selector);
-    expect(await w.step()).toStrictEqual([rsaOld!.selector, edOld.selector]);
-    const early = await verify();
-    expect(early.status).toBe('verified');
-    expect(
-      early.records
-        .filter((r: { purpose: string }) => r.purpose === 'dkim')
-        .map((r: { selector: string; verified: boolean; required: boolean }) => [r.selector, r.verified, r.required]),
-    ).toStrictEqual([
-      [rsaOld!.selector, true, true],
-      [edOld.selector, true, true],
-      [rsaNew!.selector, false, false],
-      [edNew!.selector, false, false],
-    ]);
-    expect(await w.step()).toStrictEqual([rsaOld!.selector, edOld.selector]);
+      // Rotation: new selectors, pending; the old keys keep signing, before and after a verify that does not find them yet.
+      const rotated = await env.server.api('POST', `/domains/${domain.id}/keys/rotate`, { key, body: { overlap_days: 2 } });
+      expect(rotated.status).toBe(201);
+      const [rsaNew, edNew] = rotated.body.data as KeyJson[];
+      expect(rsaNew).toMatchObject({ algorithm: 'rsa-sha256', status: 'pending' });
+      expect(edNew).toMatchObject({ algorithm: 'ed25519-sha256', status: 'pending' });
+      expect(rsaNew!.selector).not.toBe(rsaOld!.selector);
+      expect(await w.step()).toStrictEqual([rsaOld!.selector, edOld.selector]);
+      const early = await verify();
+      expect(early.status).toBe('verified');
+      expect(
+        early.records
+          .filter((r: { purpose: string }) => r.purpose === 'dkim')
+          .map((r: { selector: string; verified: boolean; required: boolean }) => [r.selector, r.verified, r.required]),
+      ).toStrictEqual([
+        [rsaOld!.selector, true, true],
+        [edOld.selector, true, true],
+        [rsaNew!.selector, false, false],
+        [edNew!.selector, false, false],
+      ]);
+      expect(await w.step()).toStrictEqual([rsaOld!.selector, edOld.selector]);
 
-    // The new records published and verified: the new keys sign, the old ones stay published for the overlap.
-    w.publish(rsaNew!);
-    w.publish(edNew!);
-    const verifiedAt = clock.now();
-    await verify();
-    const overlapping = await keys();
-    expect(overlapping.map((k) => [k.selector, k.status, k.retire_after])).toStrictEqual([
-      [rsaOld!.selector, 'retiring', new Date(verifiedAt + 2 * DAY).toISOString()],
-      [edOld.selector, 'retiring', new Date(verifiedAt + 2 * DAY).toISOString()],
-      [rsaNew!.selector, 'active', null],
-      [edNew!.selector, 'active', null],
-    ]);
-    expect(await w.step()).toStrictEqual([rsaNew!.selector, edNew!.selector]);
-    const during = (await env.server.api('GET', `/domains/${domain.id}`, { key })).body;
-    expect(during.records.filter((r: { purpose: string }) => r.purpose === 'dkim')).toHaveLength(4);
+      // The new records published and verified: the new keys sign, the old ones stay published for the overlap.
+      w.publish(rsaNew!);
+      w.publish(edNew!);
+      const verifiedAt = clock.now();
+      await verify();
+      const overlapping = await keys();
+      expect(overlapping.map((k) => [k.selector, k.status, k.retire_after])).toStrictEqual([
+        [rsaOld!.selector, 'retiring', new Date(verifiedAt + 2 * DAY).toISOString()],
+        [edOld.selector, 'retiring', new Date(verifiedAt + 2 * DAY).toISOString()],
+        [rsaNew!.selector, 'active', null],
+        [edNew!.selector, 'active', null],
+      ]);
+      expect(await w.step()).toStrictEqual([rsaNew!.selector, edNew!.selector]);
+      const during = (await env.server.api('GET', `/domains/${domain.id}`, { key })).body;
+      expect(during.records.filter((r: { purpose: string }) => r.purpose === 'dkim')).toHaveLength(4);
 
-    // After the overlap the old keys are retired and leave the domain's records; removing them from DNS changes nothing.
-    clock.set(verifiedAt + 2 * DAY);
-    expect((await keys()).map((k) => k.status)).toStrictEqual(['retired', 'retired', 'active', 'active']);
-    const after = (await env.server.api('GET', `/domains/${domain.id}`, { key })).body;
-    expect(after.records.filter((r: { purpose: string }) => r.purpose === 'dkim').map((r: { selector: string }) => r.selector)).toStrictEqual([
-      rsaNew!.selector,
-      edNew!.selector,
-    ]);
-    expect(after.selector).toBe(rsaNew!.selector);
-    w.unpublish(rsaOld!.record.name);
-    w.unpublish(edOld.record.name);
-    expect(await w.step()).toStrictEqual([rsaNew!.selector, edNew!.selector]);
-  });
+      // After the overlap the old keys are retired and leave the domain's records; removing them from DNS changes nothing.
+      clock.set(verifiedAt + 2 * DAY);
+      expect((await keys()).map((k) => k.status)).toStrictEqual(['retired', 'retired', 'active', 'active']);
+      const after = (await env.server.api('GET', `/domains/${domain.id}`, { key })).body;
+      expect(after.records.filter((r: { purpose: string }) => r.purpose === 'dkim').map((r: { selector: string }) => r.selector)).toStrictEqual([
+        rsaNew!.selector,
+        edNew!.selector,
+      ]);
+      expect(after.selector).toBe(rsaNew!.selector);
+      w.unpublish(rsaOld!.record.name);
+      w.unpublish(edOld.record.name);
+      expect(await w.step()).toStrictEqual([rsaNew!.selector, edNew!.selector]);
+    },
+  );
 
   it('refuses what would break the rules: a second key of an algorithm, rotating a pending key, a second rotation, domain-scoped keys', async () => {
     const env = await deliveryEnv(kind);
