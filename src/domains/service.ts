@@ -42,12 +42,12 @@ export function keyView(key: DkimKeyRow, domain: string) {
 
 export function domainView(row: DomainWithKeys, serverHostname: string) {
   const checks: StoredCheck[] | null = row.verification ? JSON.parse(row.verification) : null;
+  const specs = domainRecords({ domain: row.name, keys: recordKeys(row.keys), serverHostname, inbound: row.inbound });
+  // Checks stored before SPEC §13 line up by position with a list of one DKIM record.
+  const byPosition = checks?.[0]?.name === undefined && specs.filter((r) => r.purpose === 'dkim').length === 1;
   const checkOf = (r: DnsRecordSpec, i: number): StoredCheck | undefined =>
-    checks?.[0]?.name === undefined ? checks?.[i] : checks.find((c) => c.name === r.name && c.type === r.type && c.value === r.value);
-  const records = domainRecords({ domain: row.name, keys: recordKeys(row.keys), serverHostname, inbound: row.inbound }).map((r, i) => ({
-    ...r,
-    verified: checkOf(r, i)?.verified ?? false,
-  }));
+    byPosition ? checks?.[i] : checks?.find((c) => c.name === r.name && c.type === r.type && c.value === r.value);
+  const records = specs.map((r, i) => ({ ...r, verified: checkOf(r, i)?.verified ?? false }));
   return {
     id: row.id,
     name: row.name,
