@@ -121,17 +121,21 @@ export const domainRoutes =
           tags,
           security: bearerSecurity,
           params: IdParams,
-          body: Type.Optional(RotateKeyBody),
+          body: RotateKeyBody,
           response: { 201: Type.Object({ data: Type.Array(KeyRef) }), ...authErrors, ...errors },
+        },
+        // No body at all is a rotation of every active key, as `{}` is.
+        preValidation: async (request) => {
+          request.body ??= {};
         },
       },
       async (request, reply) => {
         requireWorkspaceKey(request.principal, 'manage DKIM keys');
         const row = await domains.get(scope(request.principal), request.params.id);
-        const algorithm = request.body?.algorithm;
+        const algorithm = request.body.algorithm;
         const created = await domains.rotate(scope(request.principal), row.id, {
           algorithm: algorithm ? parseAlgorithm(algorithm)! : undefined,
-          overlapDays: request.body?.overlap_days,
+          overlapDays: request.body.overlap_days,
         });
         return reply.code(201).send({ data: created.map((k) => keyView(k, row.name)) });
       },
