@@ -52,7 +52,7 @@ for (let r = 0; r < recipients; r++) {
     returnPathDomain: 'bounces.bench.test',
   });
   const rendered = performance.now();
-  recipientCopy(prepared, own, { domain: 'bench.test', selector: 's1', privateKeyPem: key.privateKeyPem }, Date.now());
+  recipientCopy(prepared, own, [{ domain: 'bench.test', selector: 's1', algorithm: 'rsa-sha256', privateKeyPem: key.privateKeyPem }], Date.now());
   renderMs.push(rendered - start);
   copyMs.push(performance.now() - rendered);
 }

@@ -113,6 +113,8 @@ export interface Domain {
   verified_by: string | null;
   selector: string;
   records: DnsRecord[];
+  /** Its DKIM keys, oldest first (SPEC §13). */
+  keys: DkimKey[];
   problems: string[];
   open_tracking: boolean;
   click_tracking: boolean;
@@ -120,6 +122,17 @@ export interface Domain {
   pool: string | null;
   created_at: string;
   verified_at: string | null;
+}
+
+export interface DkimKey {
+  id: number;
+  selector: string;
+  algorithm: 'rsa-sha256' | 'ed25519-sha256';
+  /** pending: not verified yet; active: signs; retiring: replaced, still published; retired. */
+  status: 'pending' | 'active' | 'retiring' | 'retired';
+  created_at: string;
+  verified_at: string | null;
+  retire_after: string | null;
 }
 
 export interface ApiKey {

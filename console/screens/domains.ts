@@ -96,6 +96,18 @@ export const domainPage: Render = async (main, params) => {
         h('dd', {}, d.pool ?? "none of its own: the workspace's, else the stream's, else every source address"),
       ),
       h('div', { class: 'row-actions' }, verify),
+      h('h2', {}, 'DKIM keys'),
+      table(
+        ['Selector', 'Algorithm', 'Status', 'Created', 'Verified', 'Published until'],
+        d.keys.map((k) => [
+          h('code', {}, k.selector),
+          h('span', { class: 'nowrap' }, k.algorithm),
+          statusBadge(k.status),
+          stamp(k.created_at),
+          stamp(k.verified_at),
+          stamp(k.retire_after),
+        ]),
+      ),
       h('h2', {}, 'DNS records to publish'),
       table(
         ['Type', 'Name', 'Value', 'Purpose', 'State'],

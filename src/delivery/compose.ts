@@ -1,7 +1,8 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { encodeWords, foldLines } from 'nodemailer/lib/mime-funcs';
 import { randomHex } from '../core/random.ts';
-import { dkimBodyHash, dkimSignatureField, normaliseMessage, splitMessage } from '../dkim/sign.ts';
+import type { DkimAlgorithm } from '../dkim/keys.ts';
+import { dkimBodyHash, dkimSignatureFields, normaliseMessage, splitMessage } from '../dkim/sign.ts';
 import { readContent, readEnvelope, type FieldsContent, type MessageContent } from '../messages/content.ts';
 import type { MessageRow, MessageWithContent } from '../store/messages.ts';
 import { encodeText, type EncodedPart, type Slot } from './text-part.ts';
@@ -47,6 +48,7 @@ export interface PreparedMessage {
 export interface DkimKey {
   domain: string;
   selector: string;
+  algorithm: DkimAlgorithm;
   privateKeyPem: string;
 }
 
@@ -180,11 +182,13 @@ export async function prepareMessage(row: MessageWithContent, senderId: string):
 
 /**
  * The bytes one recipient gets: the shared parts, the recipient's own text parts and header
- * fields where a render step gave them, signed (DKIM, relaxed/relaxed) by the sending domain.
+ * fields where a render step gave them, signed (DKIM, relaxed/relaxed) by the sending domain
+ * with each of its signing keys (an RSA and an Ed25519 key: two signatures over one body hash).
  * Only what differs is encoded or hashed again.
  */
-export function recipientCopy(prepared: PreparedMessage, own: RecipientParts, key: DkimKey, now: number): Buffer {
-  const sign = { domain: key.domain, selector: key.selector, privateKeyPem: key.privateKeyPem, now };
+export function recipientCopy(prepared: PreparedMessage, own: RecipientParts, keys: DkimKey[], now: number): Buffer {
+  if (keys.length === 0) throw new Error(`message ${prepared.message.id}: its sending domain has no active DKIM key`);
+  const sign = keys.map((key) => ({ domain: key.domain, selector: key.selector, algorithm: key.algorithm, privateKeyPem: key.privateKeyPem, now }));
   const mine: Partial<Record<Slot, EncodedPart>> = {};
   for (const slot of ['html', 'text'] as const) {
     const text = own[slot];
@@ -192,7 +196,7 @@ export function recipientCopy(prepared: PreparedMessage, own: RecipientParts, ke
   }
   const { head, body } = copyOf(prepared, (slot) => mine[slot] ?? prepared.shared(slot), own.headers);
   const bodyHash = Object.keys(mine).length > 0 ? dkimBodyHash(body) : prepared.sharedBodyHash();
-  return Buffer.concat([dkimSignatureField(head, bodyHash, sign), head, CRLF, ...body]);
+  return Buffer.concat([...dkimSignatureFields(head, bodyHash, sign), head, CRLF, ...body]);
 }
 
 /** The message as every recipient gets it before rendering and signing: the stored parts, no signature. */

@@ -10,7 +10,8 @@ export interface CopyJob {
   /** `server.hostname`, the sender id in Feedback-ID. */
   senderId: string;
   own: RecipientParts;
-  key: DkimKey;
+  /** The sending domain's active keys: one signature each. */
+  keys: DkimKey[];
   /** The DKIM t= tag, from the delivery clock. */
   now: number;
   /** What rendering this copy weighed for the fair scheduler (its rewritten text parts' size); 0 or absent: light. */
@@ -41,6 +42,6 @@ export class CopyBuilder {
       built = true;
       return prepareMessage(job.row, job.senderId);
     });
-    return { raw: recipientCopy(prepared, job.own, job.key, job.now), built };
+    return { raw: recipientCopy(prepared, job.own, job.keys, job.now), built };
   }
 }

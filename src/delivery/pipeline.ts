@@ -1,9 +1,11 @@
 import type { Config } from '../config/schema.ts';
 import type { Clock, DnsResolver, Logger, RandomSource } from '../core/ports.ts';
+import { signingKeys } from '../domains/keys.ts';
 import { returnPathDomain } from '../domains/records.ts';
 import { ReturnPathDomains } from '../domains/return-path.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import type { Db } from '../store/db.ts';
+import { dkimKeysRepo } from '../store/dkim-keys.ts';
 import { domainsRepo } from '../store/domains.ts';
 import { messagesRepo, type MessageWithContent, type RecipientRow } from '../store/messages.ts';
 import type { RecipientTls } from '../store/queue.ts';
@@ -49,7 +51,8 @@ export interface PipelineDeps {
 }
 
 interface SendingDomain {
-  key: DkimKey;
+  /** Its active keys, RSA first: each copy carries a signature of each (SPEC §13). */
+  keys: DkimKey[];
   returnPathDomain: string;
   tracking: { open: boolean; click: boolean };
   /** The pools its row and its workspace's name, read with it (5 s): `poolFor({ ...pools, stream }, config.delivery)`. */
@@ -246,7 +249,7 @@ export class RecipientPipeline {
         stream: prepared.message.stream,
         returnPathDomain: sending.returnPathDomain,
       });
-      return this.deps.signer.build({ row: prepared.row, senderId: this.deps.config.server.hostname, own, key: sending.key, now: this.deps.clock.now(), weight });
+      return this.deps.signer.build({ row: prepared.row, senderId: this.deps.config.server.hostname, own, keys: sending.keys, now: this.deps.clock.now(), weight });
     });
     if (copy.built) this.deps.metrics.deliveryMessageBuilds.inc();
     this.deps.metrics.deliverySignatures.inc();
@@ -329,8 +332,9 @@ export class RecipientPipeline {
       const row = await domainsRepo.byName(this.deps.db, name);
       if (!row) throw new Error(`sending domain ${name} is not configured`);
       const workspace = await workspaces.byId(this.deps.db, row.workspace_id);
+      const keys = signingKeys(await dkimKeysRepo.byDomain(this.deps.db, row.id));
       return {
-        key: { domain: row.name, selector: row.selector, privateKeyPem: row.dkim_private_key },
+        keys: keys.map((k) => ({ domain: row.name, selector: k.selector, algorithm: k.algorithm, privateKeyPem: k.private_key })),
         returnPathDomain: returnPathDomain(row, this.deps.config.inbound.returnPathDomain),
         tracking: { open: row.open_tracking, click: row.click_tracking },
         pools: { domainPool: row.pool, workspacePool: workspace?.pool ?? null },

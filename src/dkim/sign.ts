@@ -1,5 +1,6 @@
-import { createPrivateKey, sign as rsaSign, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { createRequire } from 'node:module';
+import type { DkimAlgorithm } from './keys.ts';
 
 /**
  * mailauth's signer (`dkimSign`) puts into h= only the header fields present in the message,
@@ -39,7 +40,7 @@ const { relaxedHeaders } = require('mailauth/lib/dkim/header/relaxed') as {
     options: {
       signingDomain: string;
       selector: string;
-      algorithm: 'rsa-sha256';
+      algorithm: DkimAlgorithm;
       canonicalization: 'relaxed/relaxed';
       bodyHash: string;
       signTime: Date;
@@ -77,6 +78,8 @@ export interface DkimSignOptions {
   domain: string;
   selector: string;
   privateKeyPem: string;
+  /** rsa-sha256 unless given; the key must be of that type. */
+  algorithm?: DkimAlgorithm;
   headerFields?: string[];
   /** Milliseconds since the epoch for the t= tag; defaults to now. */
   now?: number;
@@ -204,13 +207,15 @@ export function dkimBodyHash(body: Buffer[]): string {
 
 /**
  * The DKIM-Signature field (with its CRLF) for a normalised header block and the hash of its
- * body, RSA-SHA256, relaxed/relaxed. Fields are signed bottom-up, every instance present, as
+ * body, RSA-SHA256 or Ed25519-SHA256 (RFC 8463), relaxed/relaxed. Fields are signed bottom-up, every instance present, as
  * RFC 6376 §5.4.2 asks, so verifiers pick the same instances.
  */
 export function dkimSignatureField(head: Buffer, bodyHash: string, opts: DkimSignOptions): Buffer {
+  const algorithm = opts.algorithm ?? 'rsa-sha256';
+  const keyType = algorithm === 'ed25519-sha256' ? 'ed25519' : 'rsa';
   const privateKey = privateKeyOf(opts.privateKeyPem);
-  if (privateKey.asymmetricKeyType !== 'rsa') {
-    throw new Error(`DKIM key for ${opts.domain} is ${privateKey.asymmetricKeyType}, expected rsa`);
+  if (privateKey.asymmetricKeyType !== keyType) {
+    throw new Error(`DKIM key ${opts.selector} for ${opts.domain} is ${privateKey.asymmetricKeyType}, expected ${keyType}`);
   }
   const wanted = new Set((opts.headerFields ?? DEFAULT_SIGNED_FIELDS).map((name) => name.toLowerCase()));
   const parsed = tools.parseHeaders(head).parsed;
@@ -227,19 +232,32 @@ export function dkimSignatureField(head: Buffer, bodyHash: string, opts: DkimSig
     {
       signingDomain: opts.domain,
       selector: opts.selector,
-      algorithm: 'rsa-sha256',
+      algorithm,
       canonicalization: 'relaxed/relaxed',
       bodyHash,
       signTime,
     },
   );
-  const signature = rsaSign('rsa-sha256', canonicalizedHeader, privateKey).toString('base64');
+  // RFC 8463 §3: Ed25519 signs the SHA-256 hash of the canonicalised header, not the header itself.
+  const signature = (
+    keyType === 'rsa'
+      ? cryptoSign('rsa-sha256', canonicalizedHeader, privateKey)
+      : cryptoSign(null, createHash('sha256').update(canonicalizedHeader).digest(), privateKey)
+  ).toString('base64');
   return Buffer.from(tools.formatSignatureHeaderLine('DKIM', { ...dkimHeaderOpts, b: signature }, true) + CRLF, 'latin1');
 }
 
-/** Normalises a whole message and returns it with the DKIM-Signature field prepended. */
-export async function signMessage(raw: Buffer, opts: DkimSignOptions): Promise<Buffer> {
+/**
+ * One DKIM-Signature field per key, in the order given (the first on top); neither signature
+ * covers the other (h= never names DKIM-Signature), so a receiver may check either alone.
+ */
+export function dkimSignatureFields(head: Buffer, bodyHash: string, keys: DkimSignOptions[]): Buffer[] {
+  return keys.map((key) => dkimSignatureField(head, bodyHash, key));
+}
+
+/** Normalises a whole message and returns it with a DKIM-Signature field per key prepended. */
+export async function signMessage(raw: Buffer, opts: DkimSignOptions | DkimSignOptions[]): Promise<Buffer> {
   const message = normaliseMessage(raw);
   const { head, body } = splitMessage(message);
-  return Buffer.concat([dkimSignatureField(head, dkimBodyHash([body]), opts), message]);
+  return Buffer.concat([...dkimSignatureFields(head, dkimBodyHash([body]), Array.isArray(opts) ? opts : [opts]), message]);
 }

@@ -3,9 +3,11 @@ import { isIP } from 'node:net';
 import type { Config } from '../config/schema.ts';
 import { DnsError } from '../core/ports.ts';
 import { createDnsResolver } from '../dns/resolver.ts';
+import { recordKeys } from '../domains/keys.ts';
 import { domainRecords } from '../domains/records.ts';
 import { checkRecords } from '../domains/verify.ts';
 import type { Db } from '../store/db.ts';
+import { dkimKeysRepo } from '../store/dkim-keys.ts';
 import { domainsRepo } from '../store/domains.ts';
 import { pemOrFile } from '../tls/certificates.ts';
 import { poolProblem } from '../delivery/pool-choice.ts';
@@ -60,9 +62,13 @@ function doctorDns(config: Config): DoctorDns {
 async function checkDomains(db: Db, dns: DoctorDns, serverHostname: string): Promise<Finding[]> {
   const rows = await domainsRepo.list(db);
   if (rows.length === 0) return [{ check: 'domains', status: 'skipped', detail: 'no sending domain yet (mailsvc domain add)' }];
+  const keys = await dkimKeysRepo.byDomains(
+    db,
+    rows.map((r) => r.id),
+  );
   return Promise.all(
     rows.map(async (row): Promise<Finding> => {
-      const records = domainRecords({ domain: row.name, selector: row.selector, dkimPublicKey: row.dkim_public_key, serverHostname, inbound: row.inbound });
+      const records = domainRecords({ domain: row.name, keys: recordKeys(keys.get(row.id) ?? []), serverHostname, inbound: row.inbound });
       const checks = await checkRecords(records, dns);
       const failed = records.map((r, i) => ({ r, c: checks[i]! })).filter(({ c }) => !c.verified);
       const required = failed.filter(({ r }) => r.required);
@@ -90,12 +96,16 @@ async function checkCompliance(db: Db, dns: DoctorDns, config: Config): Promise<
   const rows = await domainsRepo.list(db);
   const hostname = config.server.hostname;
   const verified = rows.filter((r) => r.status === 'verified');
+  const keys = await dkimKeysRepo.byDomains(
+    db,
+    verified.map((r) => r.id),
+  );
   const alignment = await Promise.all(
     verified.map((row) =>
       checkAlignment(
         {
           name: row.name,
-          records: domainRecords({ domain: row.name, selector: row.selector, dkimPublicKey: row.dkim_public_key, serverHostname: hostname }),
+          records: domainRecords({ domain: row.name, keys: recordKeys(keys.get(row.id) ?? []), serverHostname: hostname }),
           returnPathVerified: row.return_path_verified,
         },
         config.inbound.returnPathDomain,

@@ -1,4 +1,4 @@
-import { dkimTxtRecord } from '../dkim/keys.ts';
+import { dkimTxtRecord, type DkimAlgorithm } from '../dkim/keys.ts';
 
 /** The DNS records a sending domain publishes, as pure data. */
 
@@ -14,6 +14,16 @@ export interface DnsRecordSpec {
   purpose: RecordPurpose;
   /** Required records prove ownership; the domain is verified when all of them match. */
   required: boolean;
+  /** A DKIM record's key: its selector. */
+  selector?: string;
+}
+
+/** A DKIM key as its record shows it. */
+export interface PublishedKey {
+  selector: string;
+  algorithm: DkimAlgorithm;
+  publicKey: string;
+  required: boolean;
 }
 
 const DOMAIN_PATTERN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
@@ -21,12 +31,6 @@ const DOMAIN_PATTERN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)
 export function normaliseDomainName(input: string): string | null {
   const name = input.trim().toLowerCase().replace(/\.$/, '');
   return DOMAIN_PATTERN.test(name) ? name : null;
-}
-
-/** A new selector per key generation, so a rotated key can be published beside the old one. */
-export function selectorFor(nowMs: number): string {
-  const d = new Date(nowMs);
-  return `mailsvc${d.getUTCFullYear()}${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
 }
 
 export const returnPathHost = (domain: string): string => `bounces.${domain}`;
@@ -39,18 +43,25 @@ export function returnPathDomain(domain: { name: string; return_path_verified: b
   return domain.return_path_verified ? returnPathHost(domain.name) : globalDomain;
 }
 
-export function domainRecords(input: { domain: string; selector: string; dkimPublicKey: string; serverHostname: string; inbound?: boolean }): DnsRecordSpec[] {
-  const { domain, selector, dkimPublicKey, serverHostname } = input;
+/** One DKIM record per published key (SPEC §13: pending, active and retiring keys), then the others. */
+export function domainRecords(input: { domain: string; keys: PublishedKey[]; serverHostname: string; inbound?: boolean }): DnsRecordSpec[] {
+  const { domain, keys, serverHostname } = input;
   const bounces = returnPathHost(domain);
   const records: DnsRecordSpec[] = [
-    { type: 'TXT', name: `${selector}._domainkey.${domain}`, value: dkimTxtRecord(dkimPublicKey), purpose: 'dkim', required: true },
+    ...keys.map((key): DnsRecordSpec => ({
+      type: 'TXT',
+      name: `${key.selector}._domainkey.${domain}`,
+      value: dkimTxtRecord(key.publicKey, key.algorithm),
+      purpose: 'dkim',
+      required: key.required,
+      selector: key.selector,
+    })),
     { type: 'MX', name: bounces, value: serverHostname, priority: 10, purpose: 'return_path', required: false },
     { type: 'TXT', name: bounces, value: `v=spf1 a:${serverHostname} -all`, purpose: 'spf', required: false },
     // p=none is the safe first step; operators tighten it once reports look clean.
     { type: 'TXT', name: `_dmarc.${domain}`, value: `v=DMARC1; p=none`, purpose: 'dmarc', required: false },
   ];
-  // A receiving domain (SPEC §14): its mail comes here. Last, so the checks stored by position
-  // before it was switched on still line up.
+  // A receiving domain (SPEC §14): its mail comes here.
   if (input.inbound) records.push({ type: 'MX', name: domain, value: serverHostname, priority: 10, purpose: 'inbound', required: true });
   return records;
 }

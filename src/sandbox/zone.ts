@@ -1,11 +1,13 @@
 import { DnsError, type DnsResolver } from '../core/ports.ts';
+import { recordKeys } from '../domains/keys.ts';
 import { domainRecords, type DnsRecordSpec } from '../domains/records.ts';
 import type { Conn } from '../store/db.ts';
+import { dkimKeysRepo } from '../store/dkim-keys.ts';
 import { domainsRepo } from '../store/domains.ts';
 
 /**
  * The records our domains table says each domain publishes, answered as DNS would answer them
- * once published: `<selector>._domainkey.D` and `_dmarc.D` TXT, `bounces.D` MX and TXT, a receiving domain's own MX. Names
+ * once published: each published key's `<selector>._domainkey.D` and `_dmarc.D` TXT, `bounces.D` MX and TXT, a receiving domain's own MX. Names
  * of no domain of ours are NXDOMAIN; other types of a name we know are NODATA.
  */
 export function ownZone(db: Conn, serverHostname: string): DnsResolver {
@@ -18,7 +20,8 @@ export function ownZone(db: Conn, serverHostname: string): DnsResolver {
     for (const depth of [0, 1, 2]) {
       const row = await domainsRepo.byName(db, labels.slice(depth).join('.'));
       if (!row) continue;
-      const records = domainRecords({ domain: row.name, selector: row.selector, dkimPublicKey: row.dkim_public_key, serverHostname, inbound: row.inbound });
+      const keys = recordKeys(await dkimKeysRepo.byDomain(db, row.id));
+      const records = domainRecords({ domain: row.name, keys, serverHostname, inbound: row.inbound });
       const named = records.filter((r) => r.name === wanted);
       known ||= named.length > 0;
       const found = named.filter((r) => r.type === type);

@@ -20,6 +20,7 @@ import * as sendingAddresses from './migrations/017_sending_addresses.ts';
 import * as inboundRoutes from './migrations/018_inbound_routes.ts';
 import * as messageSearch from './migrations/019_message_search.ts';
 import * as templates from './migrations/020_templates.ts';
+import * as dkimKeys from './migrations/021_dkim_keys.ts';
 import * as recipientTls from './migrations/022_recipient_tls.ts';
 import * as reputation from './migrations/023_reputation.ts';
 
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '018_inbound_routes': inboundRoutes,
   '019_message_search': messageSearch,
   '020_templates': templates,
+  '021_dkim_keys': dkimKeys,
   '022_recipient_tls': recipientTls,
   '023_reputation': reputation,
 };

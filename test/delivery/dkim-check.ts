@@ -48,3 +48,21 @@ export function dkimpyVerdict(message: Buffer, name: string, txt: string): strin
   if (run.status !== 0) throw new Error(`dkimpy failed: ${run.stderr.toString()}`);
   return run.stdout.toString();
 }
+
+const DKIMPY_VERIFY_EACH = `
+import dkim, json, os, sys
+records = json.loads(os.environ['DKIM_RECORDS'])
+def dnsfunc(name, timeout=5):
+    value = records.get(name.decode().rstrip('.'))
+    return value.encode() if value is not None else None
+checker = dkim.DKIM(sys.stdin.buffer.read())
+count = sum(1 for name, _ in checker.headers if name.lower() == b'dkim-signature')
+sys.stdout.write(' '.join('pass' if checker.verify(idx=i, dnsfunc=dnsfunc) else 'fail' for i in range(count)))
+`;
+
+/** dkimpy's verdict on each DKIM-Signature of `message`, top first, answering DNS from `records` (name to TXT). */
+export function dkimpyVerdicts(message: Buffer, records: Record<string, string>): string[] {
+  const run = spawnSync(dkimpyPython!, ['-c', DKIMPY_VERIFY_EACH], { input: message, env: { ...process.env, DKIM_RECORDS: JSON.stringify(records) } });
+  if (run.status !== 0) throw new Error(`dkimpy failed: ${run.stderr.toString()}`);
+  return run.stdout.toString().split(' ').filter(Boolean);
+}

@@ -27,17 +27,17 @@ describe.each(STORES)('DKIM signing in worker threads (%s)', (kind) => {
       await env.send({ to: 'three@dest.test', html: '<p>Grüße aus Köln</p>', subject: 'Grüße' }),
     ];
     const domain = (await domainsRepo.byName(db, FROM_DOMAIN))!;
-    const key = { domain: domain.name, selector: domain.selector, privateKeyPem: domain.dkim_private_key };
+    const keys = [{ domain: domain.name, selector: domain.selector, algorithm: 'rsa-sha256' as const, privateKeyPem: domain.dkim_private_key }];
     const jobs: CopyJob[] = [];
     for (const id of ids) {
       const row = (await messagesRepo.byId(db, id))!;
-      jobs.push({ row, senderId: config.server.hostname, own: {}, key, now: T0 });
+      jobs.push({ row, senderId: config.server.hostname, own: {}, keys, now: T0 });
       // A copy of its own for one recipient: other HTML and a header field of its own.
       jobs.push({
         row,
         senderId: config.server.hostname,
         own: { html: `<p>Only for you, ${id}</p>`, headers: { 'List-Unsubscribe': `<https://t.example/u/${id}>` } },
-        key,
+        keys,
         now: T0,
       });
     }
@@ -71,11 +71,11 @@ describe.each(STORES)('DKIM signing in worker threads (%s)', (kind) => {
     const heavyId = await env.send({ to: 'one@dest.test', html: '<p>Big</p>' });
     const lightId = await env.send({ to: 'two@dest.test', text: 'One line.' });
     const domain = (await domainsRepo.byName(db, FROM_DOMAIN))!;
-    const key = { domain: domain.name, selector: domain.selector, privateKeyPem: domain.dkim_private_key };
+    const keys = [{ domain: domain.name, selector: domain.selector, algorithm: 'rsa-sha256' as const, privateKeyPem: domain.dkim_private_key }];
     // A recipient's own 6 MB of HTML: the thread needs a good part of a second to encode and hash it.
     const html = `<p>${'Tracked link text with some words in it. '.repeat(150_000)}</p>`;
-    const heavy: CopyJob = { row: (await messagesRepo.byId(db, heavyId))!, senderId: config.server.hostname, own: { html }, key, now: T0, weight: html.length };
-    const light: CopyJob = { row: (await messagesRepo.byId(db, lightId))!, senderId: config.server.hostname, own: {}, key, now: T0 };
+    const heavy: CopyJob = { row: (await messagesRepo.byId(db, heavyId))!, senderId: config.server.hostname, own: { html }, keys, now: T0, weight: html.length };
+    const light: CopyJob = { row: (await messagesRepo.byId(db, lightId))!, senderId: config.server.hostname, own: {}, keys, now: T0 };
     // One thread, so both would go to it in order.
     const pool = new SigningPool(1, createLogger('silent'));
     onTestFinished(() => pool.close());

@@ -8,7 +8,41 @@ export const DnsRecord = Type.Object({
   purpose: Type.Union([Type.Literal('dkim'), Type.Literal('return_path'), Type.Literal('spf'), Type.Literal('dmarc'), Type.Literal('inbound')]),
   required: Type.Boolean(),
   verified: Type.Boolean(),
+  selector: Type.Optional(Type.String({ description: "a DKIM record's key selector" })),
 });
+
+export const DkimKey = Type.Object(
+  {
+    id: Type.Integer(),
+    selector: Type.String(),
+    algorithm: Type.Union([Type.Literal('rsa-sha256'), Type.Literal('ed25519-sha256')]),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('retiring'), Type.Literal('retired')], {
+      description:
+        'pending: publish its record, then verify; active: signs; retiring: replaced by a rotation, no longer signs, stays published until retire_after; retired: its record may be removed',
+    }),
+    record: Type.Object({ type: Type.Literal('TXT'), name: Type.String(), value: Type.String() }),
+    replaces_key_id: Type.Union([Type.Integer(), Type.Null()], { description: 'a rotation: the key this one retires once verified' }),
+    created_at: Type.String(),
+    verified_at: Type.Union([Type.String(), Type.Null()]),
+    retire_after: Type.Union([Type.String(), Type.Null()]),
+    retired_at: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'DkimKey' },
+);
+
+const AlgorithmInput = Type.Union([Type.Literal('rsa'), Type.Literal('ed25519'), Type.Literal('rsa-sha256'), Type.Literal('ed25519-sha256')]);
+
+export const AddKeyBody = Type.Object({ algorithm: AlgorithmInput }, { additionalProperties: false });
+
+export const RotateKeyBody = Type.Object(
+  {
+    algorithm: Type.Optional(AlgorithmInput),
+    overlap_days: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 365, description: 'how long the replaced key stays published after the new one verifies (default 7)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const Domain = Type.Object(
   {
@@ -21,6 +55,7 @@ export const Domain = Type.Object(
     }),
     selector: Type.String(),
     records: Type.Array(DnsRecord),
+    keys: Type.Array(Type.Ref('DkimKey')),
     problems: Type.Array(Type.String(), { description: 'why records did not match at the last verification' }),
     open_tracking: Type.Boolean(),
     click_tracking: Type.Boolean(),

@@ -1,5 +1,6 @@
-import type { Command } from 'commander';
-import type { DomainView } from '../../domains/service.ts';
+import { InvalidArgumentError, type Command } from 'commander';
+import { parseAlgorithm } from '../../domains/keys.ts';
+import { keyView, type DkimKeyView, type DomainView } from '../../domains/service.ts';
 import type { CliContext } from '../context.ts';
 import { named, onOff } from '../context.ts';
 import { emit, printLines, printTable, wrap } from '../output.ts';
@@ -125,5 +126,81 @@ export function registerDomainCommands(program: Command, ctx: CliContext): void 
           ...poolLines({ domainPool: view.pool, workspacePool: workspace?.pool ?? null }, config.delivery),
         ]),
       );
+    });
+
+  registerKeyCommands(domain, ctx);
+}
+
+function algorithmArgument(value: string) {
+  const algorithm = parseAlgorithm(value);
+  if (!algorithm) throw new InvalidArgumentError('must be rsa or ed25519');
+  return algorithm;
+}
+
+function overlapArgument(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 365) throw new InvalidArgumentError('must be a whole number of days from 0 to 365');
+  return n;
+}
+
+const minute = (at: string | null) => (at ? `${at.slice(0, 10)} ${at.slice(11, 16)}` : '');
+
+/** --json has every field; the table what fits: times to the minute (UTC). */
+function printKeys(keys: DkimKeyView[]): void {
+  printTable(
+    keys.map((k) => ({ ...k, verified: minute(k.verified_at), published_until: minute(k.retire_after) })),
+    ['id', 'selector', 'algorithm', 'status', 'verified', 'published_until'],
+  );
+}
+
+function printNewKeys(keys: DkimKeyView[], domain: string): void {
+  printKeys(keys);
+  printLines(['', 'Publish these DNS records, then run mailsvc domain verify ' + domain + ':']);
+  printTable(
+    keys.map((k) => k.record),
+    ['type', 'name', 'value'],
+    { elideFirst: ['value'] },
+  );
+}
+
+/** SPEC §13: `domain key add|rotate|list`. */
+function registerKeyCommands(domain: Command, ctx: CliContext): void {
+  const key = domain.command('key').description('DKIM keys of a domain: RSA and Ed25519 (dual signing), rotation');
+
+  key
+    .command('add <domain>')
+    .description('add a DKIM key of another algorithm (pending until its record verifies; then it signs beside the other)')
+    .requiredOption('--algorithm <rsa|ed25519>', 'the key type', algorithmArgument)
+    .option('--json', 'print JSON')
+    .action(async (name: string, opts: { algorithm: ReturnType<typeof algorithmArgument>; json?: boolean }) => {
+      const { domains } = await ctx.open();
+      const row = await named('domain', name, () => domains.get(null, name));
+      const view = keyView(await domains.addKey(null, row.id, opts.algorithm), row.name);
+      emit(opts.json, view, () => printNewKeys([view], row.name));
+    });
+
+  key
+    .command('rotate <domain>')
+    .description('a new key (new selector) for each active key, or for one algorithm; the old key signs until the new one verifies, then stays published for the overlap')
+    .option('--algorithm <rsa|ed25519>', 'rotate only the key of this type', algorithmArgument)
+    .option('--overlap <days>', 'days the old key stays published once the new one verifies (default 7)', overlapArgument)
+    .option('--json', 'print JSON')
+    .action(async (name: string, opts: { algorithm?: ReturnType<typeof algorithmArgument>; overlap?: number; json?: boolean }) => {
+      const { domains } = await ctx.open();
+      const row = await named('domain', name, () => domains.get(null, name));
+      const created = await domains.rotate(null, row.id, { algorithm: opts.algorithm, overlapDays: opts.overlap });
+      const views = created.map((k) => keyView(k, row.name));
+      emit(opts.json, views, () => printNewKeys(views, row.name));
+    });
+
+  key
+    .command('list <domain>')
+    .description('the DKIM keys of a domain with their status: pending, active (signs), retiring (still published), retired')
+    .option('--json', 'print JSON')
+    .action(async (name: string, opts: { json?: boolean }) => {
+      const { domains } = await ctx.open();
+      const row = await named('domain', name, () => domains.get(null, name));
+      const views = row.keys.map((k) => keyView(k, row.name));
+      emit(opts.json, views, () => printKeys(views));
     });
 }

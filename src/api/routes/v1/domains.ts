@@ -1,17 +1,20 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { DomainService } from '../../../domains/service.ts';
+import { keyView, type DomainService } from '../../../domains/service.ts';
 import { requireWorkspaceKey, type Principal } from '../../../tenancy/principal.ts';
 import { toPage, decodeCursor } from '../../pagination.ts';
 import { IdParams, ListQuery, authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
-import { CreateDomainBody, Domain, PatchDomainBody } from '../../schemas/domains.ts';
+import { parseAlgorithm } from '../../../domains/keys.ts';
+import { AddKeyBody, CreateDomainBody, DkimKey, Domain, PatchDomainBody, RotateKeyBody } from '../../schemas/domains.ts';
 
 const scope = (p: Principal) => ({ workspaceId: p.workspaceId, domain: p.domain });
 const DomainRef = Type.Ref('Domain');
+const KeyRef = Type.Ref('DkimKey');
 const tags = ['domains'];
 
 export const domainRoutes =
   (domains: DomainService): FastifyPluginAsyncTypebox =>
   async (app) => {
+    app.addSchema(DkimKey);
     app.addSchema(Domain);
 
     app.get(
@@ -87,6 +90,57 @@ export const domainRoutes =
       async (request) => {
         requireWorkspaceKey(request.principal, 'verify domains');
         return domains.view(await domains.verify(scope(request.principal), request.params.id));
+      },
+    );
+
+    app.get(
+      '/domains/:id/keys',
+      {
+        schema: { tags, security: bearerSecurity, params: IdParams, response: { 200: Type.Object({ data: Type.Array(KeyRef) }), ...authErrors, ...errors } },
+      },
+      async (request) => {
+        const row = await domains.get(scope(request.principal), request.params.id);
+        return { data: row.keys.map((k) => keyView(k, row.name)) };
+      },
+    );
+
+    app.post(
+      '/domains/:id/keys',
+      {
+        schema: { tags, security: bearerSecurity, params: IdParams, body: AddKeyBody, response: { 201: KeyRef, ...authErrors, ...errors } },
+      },
+      async (request, reply) => {
+        requireWorkspaceKey(request.principal, 'manage DKIM keys');
+        const row = await domains.get(scope(request.principal), request.params.id);
+        const key = await domains.addKey(scope(request.principal), row.id, parseAlgorithm(request.body.algorithm)!);
+        return reply.code(201).send(keyView(key, row.name));
+      },
+    );
+
+    app.post(
+      '/domains/:id/keys/rotate',
+      {
+        schema: {
+          tags,
+          security: bearerSecurity,
+          params: IdParams,
+          body: RotateKeyBody,
+          response: { 201: Type.Object({ data: Type.Array(KeyRef) }), ...authErrors, ...errors },
+        },
+        // No body at all is a rotation of every active key, as `{}` is.
+        preValidation: async (request) => {
+          request.body ??= {};
+        },
+      },
+      async (request, reply) => {
+        requireWorkspaceKey(request.principal, 'manage DKIM keys');
+        const row = await domains.get(scope(request.principal), request.params.id);
+        const algorithm = request.body.algorithm;
+        const created = await domains.rotate(scope(request.principal), row.id, {
+          algorithm: algorithm ? parseAlgorithm(algorithm)! : undefined,
+          overlapDays: request.body.overlap_days,
+        });
+        return reply.code(201).send({ data: created.map((k) => keyView(k, row.name)) });
       },
     );
   };
