@@ -97,7 +97,7 @@ describe('compose.yaml', () => {
       }
 
       // No certificate configured: the node generates one in its data folder at first start.
-      expect(config.tls).toStrictEqual({ cert: null, key: null });
+      expect(config.tls).toStrictEqual({ cert: null, key: null, trustedCAs: null });
       const dir = mkdtempSync(join(tmpdir(), 'mailsvc-compose-'));
       onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
       const tls = await loadTlsCredentials(config.tls, dir, config.server.hostname, createLogger('silent'));
