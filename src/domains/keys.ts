@@ -1,4 +1,5 @@
-import type { DkimAlgorithm } from '../dkim/keys.ts';
+import { iso, isoOrNull } from '../core/time.ts';
+import { dkimTxtRecord, type DkimAlgorithm } from '../dkim/keys.ts';
 import type { DkimKeyRow, DkimKeyStatus } from '../store/dkim-keys.ts';
 import type { PublishedKey } from './records.ts';
 
@@ -89,4 +90,22 @@ export function parseAlgorithm(input: string): DkimAlgorithm | null {
 /** The published keys as their records show them, for `domainRecords`. */
 export function recordKeys(keys: DkimKeyRow[]): PublishedKey[] {
   return publishedKeys(keys).map((k) => ({ selector: k.selector, algorithm: k.algorithm, publicKey: k.public_key, required: keyRequired(k, keys) }));
+}
+
+/** A key as the API and the CLI show it, with the record that publishes it. */
+export type DkimKeyView = ReturnType<typeof keyView>;
+
+export function keyView(key: DkimKeyRow, domain: string) {
+  return {
+    id: key.id,
+    selector: key.selector,
+    algorithm: key.algorithm,
+    status: key.status,
+    record: { type: 'TXT' as const, name: `${key.selector}._domainkey.${domain}`, value: dkimTxtRecord(key.public_key, key.algorithm) },
+    replaces_key_id: key.replaces_key_id,
+    created_at: iso(key.created_at),
+    verified_at: isoOrNull(key.verified_at),
+    retire_after: isoOrNull(key.retire_after),
+    retired_at: isoOrNull(key.retired_at),
+  };
 }

@@ -1,13 +1,13 @@
 import { conflict, invalid, notFound } from '../core/errors.ts';
 import type { Clock, DnsResolver, Logger } from '../core/ports.ts';
 import { iso, isoOrNull } from '../core/time.ts';
-import { dkimTxtRecord, generateDkimKey, type DkimAlgorithm } from '../dkim/keys.ts';
+import { generateDkimKey, type DkimAlgorithm } from '../dkim/keys.ts';
 import { poolProblem, type PoolSettings } from '../delivery/pool-choice.ts';
 import type { Db } from '../store/db.ts';
 import { dkimKeysRepo, type DkimKeyRow } from '../store/dkim-keys.ts';
 import { domainsRepo, type DomainRow } from '../store/domains.ts';
 import { reputationRepo } from '../store/reputation.ts';
-import { afterVerification, DAY_MS, DEFAULT_OVERLAP_DAYS, newSelector, primaryKey, recordKeys, type KeyChange } from './keys.ts';
+import { afterVerification, DAY_MS, DEFAULT_OVERLAP_DAYS, keyView, newSelector, primaryKey, recordKeys, type KeyChange } from './keys.ts';
 import { domainRecords, normaliseDomainName, returnPathHost, type DnsRecordSpec } from './records.ts';
 import { checkRecords, type RecordCheck } from './verify.ts';
 
@@ -27,23 +27,6 @@ export type DomainWithKeys = DomainRow & { keys: DkimKeyRow[] };
 type StoredCheck = RecordCheck & { name?: string; type?: string; value?: string };
 
 export type DomainView = ReturnType<typeof domainView>;
-export type DkimKeyView = ReturnType<typeof keyView>;
-
-export function keyView(key: DkimKeyRow, domain: string) {
-  return {
-    id: key.id,
-    selector: key.selector,
-    algorithm: key.algorithm,
-    status: key.status,
-    record: { type: 'TXT' as const, name: `${key.selector}._domainkey.${domain}`, value: dkimTxtRecord(key.public_key, key.algorithm) },
-    replaces_key_id: key.replaces_key_id,
-    created_at: iso(key.created_at),
-    verified_at: isoOrNull(key.verified_at),
-    retire_after: isoOrNull(key.retire_after),
-    retired_at: isoOrNull(key.retired_at),
-  };
-}
-
 export function domainView(row: DomainWithKeys, serverHostname: string) {
   const checks: StoredCheck[] | null = row.verification ? JSON.parse(row.verification) : null;
   const specs = domainRecords({ domain: row.name, keys: recordKeys(row.keys), serverHostname, inbound: row.inbound });

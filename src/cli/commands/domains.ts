@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { parseAlgorithm } from '../../domains/keys.ts';
-import { keyView, type DkimKeyView, type DomainView } from '../../domains/service.ts';
+import { keyView, parseAlgorithm, type DkimKeyView } from '../../domains/keys.ts';
+import type { DomainView } from '../../domains/service.ts';
 import type { CliContext } from '../context.ts';
 import { named, onOff } from '../context.ts';
 import { emit, printLines, printTable, wrap } from '../output.ts';

@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { keyView, type DomainService } from '../../../domains/service.ts';
+import { keyView } from '../../../domains/keys.ts';
+import type { DomainService } from '../../../domains/service.ts';
 import { requireWorkspaceKey, type Principal } from '../../../tenancy/principal.ts';
 import { toPage, decodeCursor } from '../../pagination.ts';
 import { IdParams, ListQuery, authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
