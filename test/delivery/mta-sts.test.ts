@@ -4,7 +4,7 @@ import { DeliveryWorker } from '../../src/delivery/worker.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { certificateFor, pemFile, startPolicyServer, type PolicyServer } from '../helpers/policy-server.ts';
 import { startSmtpSink, testCertificate } from '../helpers/smtp-sink.ts';
-import { STORES } from '../helpers/stores.ts';
+import type { StoreKind } from '../helpers/stores.ts';
 import { deliveryEnv, loopbackAlias, type DeliveryEnv } from './env.ts';
 
 /** One certificate for every policy host and MX host the tests trust, its own trust anchor. */
@@ -21,7 +21,7 @@ interface World {
   worker(): { worker: DeliveryWorker; lines: string[] };
 }
 
-async function world(kind: (typeof STORES)[number], opts: { sinkTls?: { key: string; cert: string }; clock?: ManualClock; fetchTimeout?: number } = {}): Promise<World> {
+async function world(kind: StoreKind, opts: { sinkTls?: { key: string; cert: string }; clock?: ManualClock; fetchTimeout?: number } = {}): Promise<World> {
   const cert = await trusted;
   const policy = await startPolicyServer(cert);
   const env = await deliveryEnv(kind, {
@@ -51,7 +51,9 @@ async function world(kind: (typeof STORES)[number], opts: { sinkTls?: { key: str
 type Recipient = { status: string; last_response: string | null; tls: string | null };
 const recipient = async (env: DeliveryEnv, id: number): Promise<Recipient> => ((await env.detail(id)) as { recipients: Recipient[] }).recipients[0]!;
 
-describe.each(STORES)('MTA-STS outbound (%s)', (kind) => {
+// The rules are the same on every database; storing templates and a recipient's `tls` is
+// tested on both (test/templates/api.test.ts, test/store/recipient-tls-migration.test.ts).
+describe.each(['sqlite'] as const)('MTA-STS outbound (%s)', (kind) => {
   it('enforce: mail goes only to an MX host the policy names, over TLS verified for it, and the recipient says mta-sts', async () => {
     const { env, policy, publish, worker } = await world(kind);
     // The preferred MX is not named by the policy: nothing may reach it.

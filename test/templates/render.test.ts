@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startTestServer } from '../helpers/server.ts';
-import { STORES, type StoreKind } from '../helpers/stores.ts';
+import type { StoreKind } from '../helpers/stores.ts';
 
 /** A server and a workspace with one template; `render` previews it with variables. */
 async function world(kind: StoreKind, template: Record<string, string>, config?: Record<string, unknown>) {
@@ -12,7 +12,9 @@ async function world(kind: StoreKind, template: Record<string, string>, config?:
   return { server, apiKey, id: created.body.id as number, render };
 }
 
-describe.each(STORES)('rendering a template (%s)', (kind) => {
+// The rules are the same on every database; storing templates and a recipient's `tls` is
+// tested on both (test/templates/api.test.ts, test/store/recipient-tls-migration.test.ts).
+describe.each(['sqlite'] as const)('rendering a template (%s)', (kind) => {
   it('escapes {{name}} in html only; {{{name}}} and {{& name}} stay as given; subject and text are never escaped', async () => {
     const w = await world(kind, {
       subject: 'For {{who}} & co',
