@@ -8,7 +8,7 @@ import { installCanonicalIds } from './ids.ts';
 import { installJsonParser } from './json.ts';
 import { installLingeringClose } from './linger.ts';
 import { OneLinePerRequest, requestLogger } from './request-log.ts';
-import { buildValidator } from './validation.ts';
+import { buildSerializer, buildValidator } from './schema-compilers.ts';
 import { ErrorBody } from './schemas/common.ts';
 import { domainRoutes } from './routes/v1/domains.ts';
 import { apiKeyRoutes } from './routes/v1/apiKeys.ts';
@@ -49,7 +49,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     routerOptions: { maxParamLength: 1000 },
     frameworkErrors: (err, _request, reply) => frameworkError(err, reply),
     clientErrorHandler: clientError,
-    schemaController: { compilersFactory: { buildValidator } },
+    schemaController: { compilersFactory: { buildValidator, buildSerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app, config.http.bodyLimit);
