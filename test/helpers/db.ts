@@ -9,11 +9,11 @@ import { testConfig } from './server.ts';
 import { scratchStore, type StoreKind } from './stores.ts';
 
 /**
- * A scratch database and a way to open connections (pools) to it, as separate processes
- * would; all closed and dropped after the test.
+ * A scratch database, empty unless `empty` is false, and a way to open connections (pools) to
+ * it, as separate processes would; all closed and dropped after the test.
  */
-export async function openStore(kind: StoreKind): Promise<{ open(): Db }> {
-  const store = await scratchStore(kind);
+export async function openStore(kind: StoreKind, options: { empty: boolean } = { empty: true }): Promise<{ open(): Db }> {
+  const store = await scratchStore(kind, options);
   const config = testConfig(store);
   const dbs: Db[] = [];
   const open = () => {
@@ -30,7 +30,7 @@ export async function openStore(kind: StoreKind): Promise<{ open(): Db }> {
 
 /** A migrated scratch database, as `openStore`. */
 export async function migratedStore(kind: StoreKind): Promise<{ db: Db; open(): Db }> {
-  const { open } = await openStore(kind);
+  const { open } = await openStore(kind, { empty: false });
   const db = open();
   await migrate(db);
   return { db, open };

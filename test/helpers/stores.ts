@@ -2,11 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { inject } from 'vitest';
+import { adminQuery, databaseUrl } from './pg-template.ts';
 
 /**
  * The databases a storage or API test runs on: always a real SQLite file, plus PostgreSQL when
- * MAILSVC_TEST_PG_URL is set (each test gets a scratch database of its own).
+ * MAILSVC_TEST_PG_URL is set (each test gets a scratch database of its own, a copy of the run's
+ * migrated template, or empty with `empty`).
  */
 export type StoreKind = 'sqlite' | 'pg';
 
@@ -20,17 +22,7 @@ export interface ScratchStore {
   drop(): Promise<void>;
 }
 
-async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: process.env.MAILSVC_TEST_PG_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-export async function scratchStore(kind: StoreKind): Promise<ScratchStore> {
+export async function scratchStore(kind: StoreKind, options: { empty?: boolean } = {}): Promise<ScratchStore> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mailsvc-test-'));
   if (kind === 'sqlite') {
     return {
@@ -41,13 +33,12 @@ export async function scratchStore(kind: StoreKind): Promise<ScratchStore> {
     };
   }
   const name = `mailsvc_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
-  const url = new URL(process.env.MAILSVC_TEST_PG_URL!);
-  url.pathname = `/${name}`;
+  const template = options.empty ? null : inject('pgTemplate');
+  await adminQuery(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
   return {
     kind,
     dataDir,
-    config: { dataDir, database: { client: 'pg', connection: url.toString() } },
+    config: { dataDir, database: { client: 'pg', connection: databaseUrl(name) } },
     drop: async () => {
       rmSync(dataDir, { recursive: true, force: true });
       await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
