@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startTestDns } from '../../test/helpers/dns-server.ts';
-import { machineLine } from './machine.ts';
+import { loadNow, machineLine } from './machine.ts';
 import { ensureBuilt, mailsvcSite, startMailsvc } from './mailsvc.ts';
 import { PostfixFailure, startPostfix, type PostfixInstance } from './postfix.ts';
 import { fmt, peakRssMb, showSpread, spread } from './proc.ts';
@@ -344,6 +344,7 @@ async function bench(name: string, opts: RelayOptions): Promise<void> {
     `${name}: ${fmt(opts.total)} msgs of ${fmt(opts.bytes)} B, ${opts.sessions} ${opts.mode === 'smtp' ? 'sessions' : 'connections'}; ` +
       mailsvcs.map((t) => `${t} (DKIM on every message) ${fmt(med(t))} msgs/s, ${ms(t)} ms CPU/msg, ${fmt(med(t) / med('postfix'), 2)}x postfix; `).join('') +
       `postfix ${fmt(med('postfix'))} msgs/s, ${ms('postfix')} ms CPU/msg; postfix+opendkim ${fmt(med('postfix+opendkim'))}, ${ms('postfix+opendkim')} ms CPU/msg; ` +
-      (lost.length === 0 ? 'sink count = sent count in every run' : `LOST OR DUPLICATED: ${lost.join(', ')}`),
+      (lost.length === 0 ? 'sink count = sent count in every run' : `LOST OR DUPLICATED: ${lost.join(', ')}`) +
+      `; load at the end ${loadNow()}`,
   );
 }
