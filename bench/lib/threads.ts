@@ -3,17 +3,23 @@
 // threads that ended within the window.
 //
 // Node 20 names none of its threads (each one's comm is the process's), so they are told apart
-// by what Node does when it starts them: V8's platform threads (and the delayed-task thread
-// beside them) block SIGUSR1 alone, the thread that waits for SIGUSR1 blocks every signal, and
-// of the threads blocking none the first UV_THREADPOOL_SIZE (default 4) are libuv's pool, made
-// at the first file read before any Worker exists, and the later ones are worker_threads. Newer
-// Node names them (`libuv-worker`, `V8Worker`, a Worker's `name`), and a named thread goes by
-// its name.
+// by what Node does when it starts them and how they wait: V8's platform threads (and the
+// delayed-task thread beside them) block SIGUSR1 alone, the thread that waits for SIGUSR1 blocks
+// every signal; of the threads blocking none, a worker_thread idles in epoll (it runs an event
+// loop) and a thread of libuv's pool on a futex. A thread busy in both samples goes by its age:
+// the first UV_THREADPOOL_SIZE (default 4) are taken for libuv's pool, made at the first file
+// read before any Worker exists. Newer Node names its threads (`libuv-worker`, `V8Worker`, a
+// Worker's `name`), and a named thread goes by its name.
 
 import { readdirSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100;
 const SIGUSR1_ONLY = 1n << 9n;
+/** System call numbers a thread idles in: epoll_wait, epoll_pwait(2) for an event loop; futex for a pool. */
+const SYSCALLS: Record<string, { loop: number[]; futex: number }> = {
+  x64: { loop: [232, 281, 441], futex: 202 },
+  arm64: { loop: [22, 441], futex: 98 },
+};
 
 interface ThreadStat {
   tid: number;
@@ -21,6 +27,8 @@ interface ThreadStat {
   ticks: number;
   startTicks: number;
   blocked: bigint;
+  /** How it waits when it was sampled: in an event loop, on a futex, or not known (running). */
+  waiting?: 'loop' | 'futex';
 }
 
 export interface ThreadSample {
@@ -44,9 +52,21 @@ function readThread(pid: number, tid: number): ThreadStat | null {
       ticks: Number(f[11]) + Number(f[12]),
       startTicks: Number(f[19]),
       blocked: BigInt(`0x${blocked}`),
+      waiting: waitingIn(dir),
     };
   } catch {
     return null; // ended while we looked
+  }
+}
+
+function waitingIn(dir: string): 'loop' | 'futex' | undefined {
+  const known = SYSCALLS[process.arch];
+  if (!known) return undefined;
+  try {
+    const call = Number(readFileSync(`${dir}/syscall`, 'utf8').split(' ')[0]);
+    return known.loop.includes(call) ? 'loop' : call === known.futex ? 'futex' : undefined;
+  } catch {
+    return undefined; // running, or not ours to read
   }
 }
 
@@ -68,20 +88,23 @@ function groupOfName(comm: string): string {
   return 'other';
 }
 
-/** Each live thread's group: main, workers(...), V8 platform, libuv, other. */
-export function threadGroups(sample: ThreadSample): Map<number, string> {
+/** Each live thread's group: main, workers(...), V8 platform, libuv, other. `earlier`: another sample, for how a thread waited then. */
+export function threadGroups(sample: ThreadSample, earlier?: ThreadSample): Map<number, string> {
   const groups = new Map<number, string>();
   const main = sample.threads.get(sample.pid);
-  const unblocked: ThreadStat[] = [];
+  const unknown: ThreadStat[] = [];
   for (const t of sample.threads.values()) {
+    const waiting = t.waiting ?? earlier?.threads.get(t.tid)?.waiting;
     if (t.tid === sample.pid) groups.set(t.tid, 'main');
     else if (main && t.comm !== main.comm) groups.set(t.tid, groupOfName(t.comm));
-    else if (t.blocked === 0n) unblocked.push(t);
-    else groups.set(t.tid, t.blocked === SIGUSR1_ONLY ? 'V8 platform' : 'other');
+    else if (t.blocked !== 0n) groups.set(t.tid, t.blocked === SIGUSR1_ONLY ? 'V8 platform' : 'other');
+    else if (waiting) groups.set(t.tid, waiting === 'loop' ? 'workers' : 'libuv');
+    else unknown.push(t);
   }
   const poolSize = Number(process.env.UV_THREADPOOL_SIZE) || 4;
-  unblocked.sort((a, b) => a.startTicks - b.startTicks || a.tid - b.tid);
-  unblocked.forEach((t, i) => groups.set(t.tid, i < poolSize ? 'libuv' : 'workers'));
+  let pool = [...groups.values()].filter((g) => g === 'libuv').length;
+  unknown.sort((a, b) => a.startTicks - b.startTicks || a.tid - b.tid);
+  for (const t of unknown) groups.set(t.tid, pool++ < poolSize ? 'libuv' : 'workers');
   return groups;
 }
 
@@ -94,7 +117,7 @@ export interface ThreadCpu {
 
 /** CPU between two samples of the same process, by the groups of the threads alive at the end. */
 export function cpuByThread(before: ThreadSample, after: ThreadSample): ThreadCpu {
-  const groups = threadGroups(after);
+  const groups = threadGroups(after, before);
   const sums = new Map<string, number>();
   let live = 0;
   for (const t of after.threads.values()) {
