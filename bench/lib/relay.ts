@@ -235,7 +235,7 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
       load = () => httpLoad(port, site.apiKey, site.domain, opts);
     }
     const before = sampleThreads(server.pid);
-    const t = await sendAndDrain(target, opts, sink, load, () => `; mailsvc output tail:\n${server.output().slice(-1500)}`);
+    const t = await sendAndDrain(target, opts, sink, load, () => `; mailsvc output tail:\n${server.output().trimEnd().split('\n').slice(-3).join('\n')}`);
     const threads = cpuByThread(before, sampleThreads(server.pid));
     const received = await settle(sink);
     const peak = peakRssMb(server.pid);
