@@ -89,7 +89,8 @@ function postfixCommand(conf: string, step: string): void {
   const [command, args] = existsSync('/usr/bin/script')
     ? ['/usr/bin/script', ['-qec', ['postfix', '-c', conf, step].map(quote).join(' '), '/dev/null']]
     : ['postfix', ['-c', conf, step]];
-  const r = spawnSync(command, args, { encoding: 'utf8', timeout: 30_000 });
+  // With the port's 30 s after it, a Postfix that does not start is named within a minute.
+  const r = spawnSync(command, args, { encoding: 'utf8', timeout: 20_000 });
   if (r.status !== 0)
     throw new Error(
       `postfix -c ${conf} ${step} exited ${r.signal ?? r.status}: ${`${r.stdout ?? ''}${r.stderr ?? ''}`.replace(/\r/g, '').trim().split('\n').slice(-10).join('\n')}`,
