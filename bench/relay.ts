@@ -6,9 +6,26 @@
  * at the sink; the sink must count exactly the messages sent. Installs postfix, opendkim and
  * opendkim-tools when missing (apt-get).
  *
- *   npm run bench -- relay [messages=20000] [sessions=20] [bytes=5120] [runs=3]
+ * Each run prints msgs/s, the CPU per message of what was measured over the same window (mailsvc:
+ * all threads of its process, split by thread from /proc/PID/task into main, workers (the
+ * signing threads), V8 platform (garbage collection, compilation), libuv and exited threads;
+ * Postfix: the master and all its children, with OpenDKIM for postfix+opendkim; not the load
+ * tool nor the sink) and mailsvc's peak RSS. The summary gives per target the median msgs/s, its
+ * ratio to Postfix, the median CPU ms/msg, the peak RSS and the thread split of the median run.
+ * The first line names the machine (CPU, cores, Node, load average, date). A step without
+ * progress for 30 s (a reference not starting, the load not accepted, the sink not counting)
+ * ends the bench with what it waited for and the last lines of Postfix's maillog; everything
+ * started is stopped then and on SIGINT/SIGTERM.
+ *
+ * via: how mailsvc reaches the sink: `mx` (MX records on a loopback DNS server), `relayhost`
+ * (`delivery.relayHost`, no DNS at all), or `both` (targets mailsvc and mailsvc+relayhost, run
+ * for run). Postfix always relays to its relayhost.
+ *
+ *   npm run bench -- relay [messages=20000] [sessions=20] [bytes=5120] [runs=3] [via=mx|relayhost|both]
  */
-import { relayBench } from './lib/relay.ts';
+import { relayBench, type Via } from './lib/relay.ts';
 
-const [total, sessions, bytes, runs] = process.argv.slice(2).map(Number);
-await relayBench({ mode: 'smtp', total: total || 20_000, sessions: sessions || 20, bytes: bytes || 5120, runs: runs || 3 });
+const [total, sessions, bytes, runs] = process.argv.slice(2, 6).map(Number);
+const via = (process.argv[6] ?? 'mx') as Via;
+if (!['mx', 'relayhost', 'both'].includes(via)) throw new Error(`via must be mx, relayhost or both, not ${via}`);
+await relayBench({ mode: 'smtp', total: total || 20_000, sessions: sessions || 20, bytes: bytes || 5120, runs: runs || 3, via });

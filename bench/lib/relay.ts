@@ -1,16 +1,25 @@
-// The end-to-end benches (`relay`, `http-to-sink`): the same load through mailsvc, through a
-// throwaway Postfix relaying to the same kind of sink, and through Postfix with OpenDKIM signing,
-// one after another in each run; the sink must count exactly the messages sent.
+// The end-to-end benches (`relay`, `http-to-sink`): the same load through mailsvc (delivering
+// through MX records, through `delivery.relayHost`, or both), through a throwaway Postfix relaying
+// to the same kind of sink, and through Postfix with OpenDKIM signing, one after another in each
+// run; the sink must count exactly the messages sent. Each step that shows no progress for 30 s
+// (a reference that does not start, a source that is not accepted, a sink that stops counting)
+// ends the bench with what it waited for, and everything started is stopped however it ends.
 
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startTestDns } from '../../test/helpers/dns-server.ts';
+import { loadNow, machineLine } from './machine.ts';
 import { ensureBuilt, mailsvcSite, startMailsvc } from './mailsvc.ts';
-import { startPostfix } from './postfix.ts';
-import { cpuSeconds, fmt, peakRssMb, showSpread, spread } from './proc.ts';
-import { authRelay, ensurePackages, smtpSink, smtpSource, type Sink } from './smtp.ts';
+import { PostfixFailure, startPostfix, type PostfixInstance } from './postfix.ts';
+import { fmt, peakRssMb, showSpread, spread } from './proc.ts';
+import { interruptedBy, started, stopAll, stopAllOnSignals } from './running.ts';
+import { authRelay, ensurePackages, smtpSink, startSmtpSource, type Sink } from './smtp.ts';
+import { cpuByThread, sampleThreads, showThreadCpu, type ThreadCpu } from './threads.ts';
+import { StalledError, watched } from './watchdog.ts';
+
+export type Via = 'mx' | 'relayhost' | 'both';
 
 export interface RelayOptions {
   mode: 'smtp' | 'http';
@@ -18,9 +27,11 @@ export interface RelayOptions {
   sessions: number;
   bytes: number;
   runs: number;
+  /** How mailsvc reaches the sink: MX records on a loopback DNS server, `delivery.relayHost`, or both run for run. */
+  via: Via;
 }
 
-type Target = 'postfix' | 'postfix+opendkim' | 'mailsvc' | 'mailsvc+address';
+type Target = 'postfix' | 'postfix+opendkim' | 'mailsvc' | 'mailsvc+relayhost' | 'mailsvc+address';
 
 interface Run {
   perSecond: number;
@@ -28,42 +39,116 @@ interface Run {
   received: number;
   /** Seconds until the last message was accepted (smtp-source or autocannon done). */
   acceptedSeconds: number;
-  cpuSeconds?: number;
-  /** Of cpuSeconds, what the event loop's thread used. */
-  mainThreadCpuSeconds?: number;
+  /** CPU seconds in the window, all threads of mailsvc or all processes of Postfix (and OpenDKIM). */
+  cpuSeconds: number;
+  /** mailsvc's, by thread. */
+  threads?: ThreadCpu;
   peakRssMb?: number;
 }
 
-/** Waits for the sink to count `total`, then a moment more to see that nothing more arrives. */
-async function drained(sink: Sink, total: number): Promise<number> {
-  const limit = 120_000 + total * 20;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([sink.reached(total), new Promise<void>((resolve) => (timer = setTimeout(resolve, limit)))]);
-  clearTimeout(timer);
-  return performance.now();
+/** A step that shows no progress for this long ends the bench. */
+const QUIET_MS = 30_000;
+const POLL_MS = 250;
+
+/** The load being sent: how much of it was accepted so far. */
+interface Load {
+  accepted(): number;
+  done: Promise<void>;
+  stop(): Promise<void>;
 }
 
+/** Calls `beat` whenever `read()` changes; returns how to stop looking. */
+function onChange(read: () => number, beat: () => void): () => void {
+  let last = read();
+  const poll = setInterval(() => {
+    const now = read();
+    if (now !== last) {
+      last = now;
+      beat();
+    }
+  }, POLL_MS);
+  // A step the watchdog abandoned never stops it: it must not hold the process.
+  poll.unref();
+  return () => clearInterval(poll);
+}
+
+/**
+ * Sends `load` and waits for the sink to count every message; either step ends the bench once
+ * 30 s pass without progress (the source accepting, the sink counting). `context` adds what
+ * explains a stall (a maillog tail). Returns seconds until all was accepted and until all arrived.
+ */
+async function sendAndDrain(target: Target, opts: RelayOptions, sink: Sink, load: () => Load, context: () => string): Promise<{ accepted: number; drained: number }> {
+  const t0 = performance.now();
+  const seconds = () => (performance.now() - t0) / 1000;
+  const sent = load();
+  const stopLoad = started(() => sent.stop());
+  const tally = () => `accepted ${fmt(sent.accepted())}/${fmt(opts.total)}, sink ${fmt(sink.count())}/${fmt(opts.total)}`;
+  await watched(
+    () => `${target} to accept the load (${tally()})${context()}`,
+    QUIET_MS,
+    async (beat) => {
+      const stopPolling = onChange(() => sent.accepted() + sink.count(), beat);
+      try {
+        await sent.done;
+      } finally {
+        stopPolling();
+      }
+    },
+  );
+  const accepted = seconds();
+  await stopLoad();
+  await watched(
+    () => `${target} to deliver to the sink (${tally()})${context()}`,
+    QUIET_MS,
+    async (beat) => {
+      const stopPolling = onChange(() => sink.count(), beat);
+      try {
+        await sink.reached(opts.total);
+      } finally {
+        stopPolling();
+      }
+    },
+  );
+  return { accepted, drained: seconds() };
+}
+
+/** A moment more after the last message, to see that nothing more arrives. */
 async function settle(sink: Sink): Promise<number> {
   await new Promise((resolve) => setTimeout(resolve, 2000));
   return sink.count();
 }
 
-async function throughPostfix(opts: RelayOptions, dkim: boolean): Promise<Run> {
+async function newSink(): Promise<Sink> {
   const sink = await smtpSink();
+  started(() => sink.stop());
+  return sink;
+}
+
+async function throughPostfix(opts: RelayOptions, dkim: boolean): Promise<Run> {
+  const target: Target = dkim ? 'postfix+opendkim' : 'postfix';
+  const sink = await newSink();
+  let postfix: PostfixInstance | undefined;
+  const tail = () => (postfix ? `; postfix maillog tail:\n${postfix.maillogTail(10)}` : '');
   try {
-    const postfix = await startPostfix({ relayTo: sink.port, dkimDomain: dkim ? 'bench.test' : undefined });
-    try {
-      const started = performance.now();
-      await smtpSource(postfix.port, { total: opts.total, sessions: opts.sessions, bytes: opts.bytes, from: 'news@bench.test', to: 'user@dest.test' });
-      const acceptedSeconds = (performance.now() - started) / 1000;
-      const ended = await drained(sink, opts.total);
-      const seconds = (ended - started) / 1000;
-      return { perSecond: sink.count() >= opts.total ? opts.total / seconds : 0, seconds, acceptedSeconds, received: await settle(sink) };
-    } finally {
-      await postfix.stop();
-    }
+    // startPostfix stops what it started when it fails, within 30 s (its port's deadline).
+    postfix = await startPostfix({ relayTo: sink.port, dkimDomain: dkim ? 'bench.test' : undefined });
+    const instance = postfix;
+    const stopPostfix = started(() => instance.stop());
+    const cpuBefore = postfix.cpuSeconds();
+    const t = await sendAndDrain(
+      target,
+      opts,
+      sink,
+      () => startSmtpSource(instance.port, { total: opts.total, sessions: opts.sessions, bytes: opts.bytes, from: 'news@bench.test', to: 'user@dest.test' }),
+      tail,
+    );
+    const cpuSeconds = postfix.cpuSeconds() - cpuBefore;
+    const received = await settle(sink);
+    await stopPostfix();
+    return { perSecond: opts.total / t.drained, seconds: t.drained, acceptedSeconds: t.accepted, received, cpuSeconds };
   } finally {
-    await sink.stop();
+    // This run's Postfix (when it failed) and sink: nothing else runs between runs.
+    await stopAll();
   }
 }
 
@@ -77,78 +162,130 @@ function httpBody(domain: string, bytes: number): string {
   });
 }
 
-/** `source`: one sending address every connection binds (delivery.sourceAddresses), for the same load with SPEC §12 on. */
-async function throughMailsvc(opts: RelayOptions, source?: string): Promise<Run> {
-  const sink = await smtpSink();
-  const dns = await startTestDns();
-  dns.set('dest.test', 'MX', { exchange: 'mx.dest.test', priority: 10 });
-  dns.set('mx.dest.test', 'A', '127.0.0.1');
-  const site = await mailsvcSite({
-    dns: { servers: [dns.address], timeout: 2 },
-    submission: { host: '127.0.0.1', port: 0, tlsPort: 0, maxConnectionsPerAddress: 1000 },
-    delivery: { port: sink.port, ...(source ? { sourceAddresses: [{ address: source, ehlo: 'mta1.bench.test' }] } : {}) },
+/** autocannon: one POST /api/v1/emails per message; fails unless every one is answered 2xx. */
+function httpLoad(port: number, apiKey: string, domain: string, opts: RelayOptions): Load {
+  let accepted = 0;
+  let instance!: autocannon.Instance;
+  const done = new Promise<void>((resolve, reject) => {
+    instance = autocannon(
+      {
+        url: `http://127.0.0.1:${port}/api/v1/emails`,
+        method: 'POST',
+        connections: opts.sessions,
+        amount: opts.total,
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: httpBody(domain, opts.bytes),
+      },
+      (err, result) => {
+        if (err) reject(err instanceof Error ? err : new Error(String(err)));
+        else if (result['2xx'] !== opts.total)
+          reject(new Error(`${result['2xx']} of ${opts.total} requests answered 2xx (${result.non2xx} other, ${result.errors} errors)`));
+        else resolve();
+      },
+    );
   });
+  instance.on('response', (_client: unknown, status: number) => {
+    if (status < 300) accepted++;
+  });
+  return {
+    accepted: () => accepted,
+    done,
+    stop: async () => {
+      instance.stop();
+      await done.catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * `delivery`: through MX records on a loopback DNS server, or through `delivery.relayHost`
+ * (no DNS at all). `source`: one sending address every connection binds (delivery.sourceAddresses),
+ * for the same load with SPEC §12 on.
+ */
+async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx' | 'relayhost', source?: string): Promise<Run> {
+  const sink = await newSink();
   try {
-    const ready = opts.mode === 'smtp' ? /SMTP submission listening on [\d.]+:(\d+)/ : /HTTP API listening on [\d.]+:(\d+)/;
-    const server = await startMailsvc(site, opts.mode === 'smtp' ? 'submission,delivery' : 'api,delivery', ready);
-    let run: Run;
-    try {
-      const port = Number(server.ready[1]);
-      const cpuBefore = cpuSeconds(server.pid);
-      const mainBefore = cpuSeconds(server.pid, server.pid);
-      const started = performance.now();
-      if (opts.mode === 'smtp') {
-        const relay = await authRelay(port, site.apiKey);
-        try {
-          await smtpSource(relay.port, { total: opts.total, sessions: opts.sessions, bytes: opts.bytes, from: `news@${site.domain}`, to: 'user@dest.test' });
-        } finally {
-          await relay.close();
-        }
-      } else {
-        const result = await autocannon({
-          url: `http://127.0.0.1:${port}/api/v1/emails`,
-          method: 'POST',
-          connections: opts.sessions,
-          amount: opts.total,
-          headers: { authorization: `Bearer ${site.apiKey}`, 'content-type': 'application/json' },
-          body: httpBody(site.domain, opts.bytes),
-        });
-        if (result['2xx'] !== opts.total) throw new Error(`${result['2xx']} of ${opts.total} requests answered 2xx (${result.non2xx} other, ${result.errors} errors)`);
-      }
-      const acceptedSeconds = (performance.now() - started) / 1000;
-      const ended = await drained(sink, opts.total);
-      const seconds = (ended - started) / 1000;
-      const received = await settle(sink);
-      run = {
-        perSecond: sink.count() >= opts.total ? opts.total / seconds : 0,
-        seconds,
-        acceptedSeconds,
-        received,
-        cpuSeconds: cpuSeconds(server.pid) - cpuBefore,
-        mainThreadCpuSeconds: cpuSeconds(server.pid, server.pid) - mainBefore,
-        peakRssMb: peakRssMb(server.pid),
-      };
-    } finally {
-      await server.stop();
+    let dnsServers: string[] = [];
+    if (delivery === 'mx') {
+      const dns = await startTestDns();
+      started(() => dns.close());
+      dns.set('dest.test', 'MX', { exchange: 'mx.dest.test', priority: 10 });
+      dns.set('mx.dest.test', 'A', '127.0.0.1');
+      dnsServers = [dns.address];
     }
+    const sourceAddresses = source ? { sourceAddresses: [{ address: source, ehlo: 'mta1.bench.test' }] } : {};
+    const site = await mailsvcSite({
+      ...(delivery === 'mx' ? { dns: { servers: dnsServers, timeout: 2 } } : {}),
+      submission: { host: '127.0.0.1', port: 0, tlsPort: 0, maxConnectionsPerAddress: 1000 },
+      delivery: delivery === 'mx' ? { port: sink.port, ...sourceAddresses } : { relayHost: `127.0.0.1:${sink.port}`, ...sourceAddresses },
+    });
+    started(async () => site.cleanUp());
+    const ready = opts.mode === 'smtp' ? /SMTP submission listening on [\d.]+:(\d+)/ : /HTTP API listening on [\d.]+:(\d+)/;
+    const server = await startMailsvc(site, opts.mode === 'smtp' ? 'submission,delivery' : 'api,delivery', ready, {}, QUIET_MS).catch((err: Error) => {
+      throw new StalledError(`${target}: mailsvc serve to be ready: ${err.message.slice(-2000)}`);
+    });
+    const stopServer = started(() => server.stop());
+    const port = Number(server.ready[1]);
+    let load: () => Load;
+    if (opts.mode === 'smtp') {
+      const relay = await authRelay(port, site.apiKey);
+      started(() => relay.close());
+      load = () => startSmtpSource(relay.port, { total: opts.total, sessions: opts.sessions, bytes: opts.bytes, from: `news@${site.domain}`, to: 'user@dest.test' });
+    } else {
+      load = () => httpLoad(port, site.apiKey, site.domain, opts);
+    }
+    const before = sampleThreads(server.pid);
+    const t = await sendAndDrain(target, opts, sink, load, () => `; mailsvc output tail:\n${server.output().trimEnd().split('\n').slice(-3).join('\n')}`);
+    const threads = cpuByThread(before, sampleThreads(server.pid));
+    const received = await settle(sink);
+    const peak = peakRssMb(server.pid);
+    await stopServer();
     // What mailsvc itself recorded: every recipient delivered once.
     const db = new Database(join(site.dir, 'mailsvc.sqlite'), { readonly: true, fileMustExist: true });
     try {
       const rows = db.prepare('SELECT status, count(*) AS n FROM recipients GROUP BY status').all() as { status: string; n: number }[];
       const delivered = rows.find((r) => r.status === 'delivered')?.n ?? 0;
-      if (delivered !== opts.total) throw new Error(`mailsvc recorded ${JSON.stringify(rows)}, not ${opts.total} delivered`);
+      if (delivered !== opts.total) throw new Error(`${target}: mailsvc recorded ${JSON.stringify(rows)}, not ${opts.total} delivered`);
     } finally {
       db.close();
     }
-    return run;
+    return { perSecond: opts.total / t.drained, seconds: t.drained, acceptedSeconds: t.accepted, received, cpuSeconds: threads.total, threads, peakRssMb: peak };
   } finally {
-    site.cleanUp();
-    await dns.close();
-    await sink.stop();
+    // This run's sink, DNS server, site and auth relay: nothing else runs between runs.
+    await stopAll();
   }
 }
 
+const msPerMessage = (cpuSeconds: number, total: number) => fmt((cpuSeconds * 1000) / total, 2);
+
+function runLine(run: number, target: Target, r: Run, opts: RelayOptions): string {
+  const whose = target.startsWith('mailsvc') ? 'mailsvc' : target === 'postfix' ? 'Postfix' : 'Postfix+OpenDKIM';
+  const cpu = `${whose} CPU ${fmt(r.cpuSeconds, 1)} s = ${msPerMessage(r.cpuSeconds, opts.total)} ms/msg`;
+  const threads = r.threads ? `; cpu by thread: ${showThreadCpu(r.threads)}; peak RSS ${r.peakRssMb} MB` : '';
+  return `run ${run} ${target.padEnd(17)} ${fmt(r.perSecond).padStart(6)} msgs/s  ${fmt(r.seconds, 1)} s (all accepted after ${fmt(r.acceptedSeconds, 1)} s)  sink ${r.received}/${opts.total}  ${cpu}${threads}`;
+}
+
+/** The run with the median msgs/s (the lower of the two middle ones for an even count). */
+const medianRun = (runs: Run[]): Run => [...runs].sort((a, b) => a.perSecond - b.perSecond)[(runs.length - 1) >> 1];
+
 export async function relayBench(opts: RelayOptions): Promise<void> {
+  const name = opts.mode === 'smtp' ? 'relay' : 'http-to-sink';
+  stopAllOnSignals();
+  try {
+    await bench(name, opts);
+  } catch (err) {
+    const known = err instanceof StalledError || err instanceof PostfixFailure;
+    if (!interruptedBy()) console.error(`${name}: ${known ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exitCode = 1;
+  } finally {
+    await stopAll();
+  }
+  // A step the watchdog abandoned may leave a socket or timer behind; what it needed is stopped.
+  if (process.exitCode) process.exit();
+}
+
+async function bench(name: string, opts: RelayOptions): Promise<void> {
+  console.log(machineLine());
   ensurePackages([
     { probe: '/usr/sbin/postfix', packages: ['postfix'] },
     { probe: '/usr/sbin/smtp-source', packages: ['postfix'] },
@@ -156,51 +293,58 @@ export async function relayBench(opts: RelayOptions): Promise<void> {
     { probe: '/usr/sbin/opendkim-genkey', packages: ['opendkim-tools'] },
   ]);
   await ensureBuilt();
-  const name = opts.mode === 'smtp' ? 'relay' : 'http-to-sink';
-  const results: Record<Target, Run[]> = { postfix: [], 'postfix+opendkim': [], mailsvc: [], 'mailsvc+address': [] };
+  const results: Record<Target, Run[]> = { postfix: [], 'postfix+opendkim': [], mailsvc: [], 'mailsvc+relayhost': [], 'mailsvc+address': [] };
   // MAILSVC_BENCH_ONLY=mailsvc skips the references: for comparing two builds of mailsvc
   // (MAILSVC_BENCH_BUILD) run after run, not for the ratios.
-  const only = process.env.MAILSVC_BENCH_ONLY;
+  const only = process.env.MAILSVC_BENCH_ONLY?.split(',');
   // MAILSVC_BENCH_ADDRESS=127.0.0.1 adds mailsvc with that one sending address, run for run
   // beside mailsvc without one.
   const address = process.env.MAILSVC_BENCH_ADDRESS;
-  const targets = (['postfix', 'postfix+opendkim', 'mailsvc', ...(address ? ['mailsvc+address'] : [])] as Target[]).filter(
-    (t) => !only || only.split(',').includes(t) || (t === 'mailsvc+address' && only.split(',').includes('mailsvc')),
+  const all: Target[] = [
+    'postfix',
+    'postfix+opendkim',
+    ...(opts.via !== 'relayhost' ? ['mailsvc' as const] : []),
+    ...(opts.via !== 'mx' ? ['mailsvc+relayhost' as const] : []),
+    ...(address ? ['mailsvc+address' as const] : []),
+  ];
+  const targets = all.filter((t) => !only || only.includes(t) || (t.startsWith('mailsvc') && only.includes('mailsvc')));
+  console.log(
+    `${name}: ${fmt(opts.total)} msgs of ${fmt(opts.bytes)} B, ${opts.sessions} ${opts.mode === 'smtp' ? 'sessions' : 'connections'}, ${opts.runs} runs of ${targets.join(', ')}`,
   );
   for (let run = 1; run <= opts.runs; run++) {
     for (const target of targets) {
       const r =
         target === 'mailsvc'
-          ? await throughMailsvc(opts)
-          : target === 'mailsvc+address'
-            ? await throughMailsvc(opts, address)
-            : await throughPostfix(opts, target === 'postfix+opendkim');
+          ? await throughMailsvc(opts, target, 'mx')
+          : target === 'mailsvc+relayhost'
+            ? await throughMailsvc(opts, target, 'relayhost')
+            : target === 'mailsvc+address'
+              ? await throughMailsvc(opts, target, 'mx', address)
+              : await throughPostfix(opts, target === 'postfix+opendkim');
       results[target].push(r);
-      const extra =
-        r.cpuSeconds !== undefined
-          ? `  mailsvc CPU ${fmt(r.cpuSeconds, 1)} s (${fmt((r.cpuSeconds * 1000) / opts.total, 2)} ms/msg; main thread ${fmt(r.mainThreadCpuSeconds!, 1)} s, ${fmt((100 * r.mainThreadCpuSeconds!) / r.seconds)}% of the run), peak RSS ${r.peakRssMb} MB`
-          : '';
-      console.log(
-        `run ${run} ${target.padEnd(16)} ${fmt(r.perSecond).padStart(6)} msgs/s  ${fmt(r.seconds, 1)} s (all accepted after ${fmt(r.acceptedSeconds, 1)} s)  sink ${r.received}/${opts.total}${extra}`,
-      );
+      console.log(runLine(run, target, r, opts));
     }
   }
   const lost = Object.entries(results).flatMap(([t, rs]) => rs.filter((r) => r.received !== opts.total).map((r) => `${t}: ${r.received}`));
   const med = (t: Target) => spread(results[t].map((r) => r.perSecond)).median;
-  const m = results.mailsvc;
+  const reference = targets.includes('postfix') ? med('postfix') : undefined;
   for (const t of targets) {
-    console.log(`${t.padEnd(16)} msgs/s ${showSpread(results[t].map((r) => r.perSecond))} (min/median/max of ${opts.runs})`);
+    const rs = results[t];
+    const ratio = reference ? ` (${fmt(med(t) / reference, 2)}x postfix)` : '';
+    const cpu = `CPU ${msPerMessage(spread(rs.map((r) => r.cpuSeconds)).median, opts.total)} ms/msg`;
+    const m = medianRun(rs);
+    const mailsvc = m.threads ? `, peak RSS ${Math.max(...rs.map((r) => r.peakRssMb ?? 0))} MB; median run by thread: ${showThreadCpu(m.threads)}` : '';
+    console.log(`${t.padEnd(17)} msgs/s ${showSpread(rs.map((r) => r.perSecond))} (min/median/max of ${opts.runs})${ratio}, ${cpu}${mailsvc}`);
   }
   if (lost.length > 0) process.exitCode = 1;
   if (!targets.includes('postfix') || !targets.includes('postfix+opendkim')) return;
+  const ms = (t: Target) => msPerMessage(spread(results[t].map((r) => r.cpuSeconds)).median, opts.total);
+  const mailsvcs = targets.filter((t) => t.startsWith('mailsvc'));
   console.log(
     `${name}: ${fmt(opts.total)} msgs of ${fmt(opts.bytes)} B, ${opts.sessions} ${opts.mode === 'smtp' ? 'sessions' : 'connections'}; ` +
-      `mailsvc (DKIM on every message) ${fmt(med('mailsvc'))} msgs/s, postfix ${fmt(med('postfix'))}, postfix+opendkim ${fmt(med('postfix+opendkim'))}; ` +
-      `mailsvc/postfix ${fmt(med('mailsvc') / med('postfix'), 2)}x, mailsvc/postfix+opendkim ${fmt(med('mailsvc') / med('postfix+opendkim'), 2)}x; ` +
-      `mailsvc CPU ${showSpread(
-        m.map((r) => r.cpuSeconds!),
-        1,
-      )} s, peak RSS ${showSpread(m.map((r) => r.peakRssMb!))} MB; ` +
-      (lost.length === 0 ? 'sink count = sent count in every run' : `LOST OR DUPLICATED: ${lost.join(', ')}`),
+      mailsvcs.map((t) => `${t} (DKIM on every message) ${fmt(med(t))} msgs/s, ${ms(t)} ms CPU/msg, ${fmt(med(t) / med('postfix'), 2)}x postfix; `).join('') +
+      `postfix ${fmt(med('postfix'))} msgs/s, ${ms('postfix')} ms CPU/msg; postfix+opendkim ${fmt(med('postfix+opendkim'))}, ${ms('postfix+opendkim')} ms CPU/msg; ` +
+      (lost.length === 0 ? 'sink count = sent count in every run' : `LOST OR DUPLICATED: ${lost.join(', ')}`) +
+      `; load at the end ${loadNow()}`,
   );
 }

@@ -35,12 +35,15 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function waitForPort(port: number): Promise<void> {
+/** Resolves once 127.0.0.1:`port` accepts a connection; rejects after `timeoutMs`, naming `what`. */
+export async function waitForPort(port: number, what = `port ${port}`, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
       const s = connect(port, '127.0.0.1', () => (s.destroy(), resolve(true))).on('error', () => resolve(false));
     });
     if (ok) return;
+    if (Date.now() >= deadline) throw new Error(`${what}: nothing answered on 127.0.0.1:${port} within ${Math.round(timeoutMs / 1000)} s`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -72,13 +75,56 @@ export async function smtpSink(): Promise<Sink> {
       waiter = null;
     }
   });
-  await waitForPort(port);
+  const failed = new Promise<never>((_, reject) => void exited.then(([code, signal]) => reject(new Error(`smtp-sink exited (${signal ?? code}) before it listened`))));
+  failed.catch(() => undefined);
+  await Promise.race([waitForPort(port, 'smtp-sink'), failed]).catch((err: unknown) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
   return {
     port,
     count: () => count,
     reached: (n) => (count >= n ? Promise.resolve() : new Promise<void>((resolve) => (waiter = { n, resolve }))),
     stop: async () => {
-      child.kill();
+      if (child.exitCode === null && child.signalCode === null) child.kill();
+      await exited;
+    },
+  };
+}
+
+export interface Source {
+  /** Messages smtp-source saw accepted so far (DATA completed). */
+  accepted(): number;
+  /** Resolves when smtp-source exits 0, rejects when it fails. */
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** smtp-source: `total` messages of `bytes` over `sessions` parallel sessions, counting what is accepted (its `-c`). */
+export function startSmtpSource(port: number, opts: { total: number; sessions: number; bytes: number; from: string; to: string }): Source {
+  const child = spawn(
+    SOURCE,
+    ['-c', '-s', String(opts.sessions), '-m', String(opts.total), '-l', String(opts.bytes), '-f', opts.from, '-t', opts.to, `127.0.0.1:${port}`],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  let accepted = 0;
+  let tail = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    tail = (tail + d.toString('latin1')).slice(-40);
+    const all = tail.match(/\d+(?=\r)/g);
+    if (all) accepted = Number(all[all.length - 1]);
+  });
+  const done = exited.then(([code, signal]) => {
+    if (code !== 0) throw new Error(`smtp-source exited ${signal ?? code} after ${accepted} of ${opts.total} messages accepted`);
+  });
+  return {
+    accepted: () => accepted,
+    done,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill();
       await exited;
     },
   };
@@ -86,11 +132,7 @@ export async function smtpSink(): Promise<Sink> {
 
 /** smtp-source: `total` messages of `bytes` over `sessions` parallel sessions; resolves when done. */
 export async function smtpSource(port: number, opts: { total: number; sessions: number; bytes: number; from: string; to: string }): Promise<void> {
-  const child = spawn(SOURCE, ['-s', String(opts.sessions), '-m', String(opts.total), '-l', String(opts.bytes), '-f', opts.from, '-t', opts.to, `127.0.0.1:${port}`], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const [code] = await once(child, 'exit');
-  if (code !== 0) throw new Error(`smtp-source exited ${code}`);
+  await startSmtpSource(port, opts).done;
 }
 
 /** The pass-through's build of bench/lib/auth-relay.c, compiled (again) when missing or older than its source. */
