@@ -5,6 +5,7 @@ import type { DkimAlgorithm } from '../dkim/keys.ts';
 import { dkimBodyHash, dkimSignatureFields, normaliseMessage, splitMessage } from '../dkim/sign.ts';
 import { readContent, readEnvelope, type FieldsContent, type MessageContent } from '../messages/content.ts';
 import type { MessageRow, MessageWithContent } from '../store/messages.ts';
+import { writableInMemory, writeMime } from './mime-write.ts';
 import { encodeText, type EncodedPart, type Slot } from './text-part.ts';
 
 /** A text part a render step may produce per recipient (tracked links, an unsubscribe URL). */
@@ -63,10 +64,16 @@ export function feedbackId(message: Pick<MessageRow, 'workspace_id' | 'stream'>,
   return `${message.stream}:${message.workspace_id}:${senderId}`;
 }
 
-function compose(options: ConstructorParameters<typeof MailComposer>[0]): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    new MailComposer(options).compile().build((err, raw) => (err ? reject(err) : resolve(raw)));
-  });
+type ComposeOptions = ConstructorParameters<typeof MailComposer>[0];
+
+async function compose(options: ComposeOptions): Promise<Buffer> {
+  const root = new MailComposer(options).compile();
+  return writableInMemory(root) ? writeMime(root) : root.build();
+}
+
+/** The header block nodemailer writes for a message, without encoding its body. */
+function composeHead(options: ComposeOptions): Buffer {
+  return Buffer.from(`${new MailComposer(options).compile().buildHeaders()}\r\n\r\n`);
 }
 
 /** Header fields added for one recipient, encoded and folded (RFC 2047, RFC 5322 §2.2.3). */
@@ -133,8 +140,7 @@ async function prepareFields(row: MessageRow, content: FieldsContent, senderId: 
     // One part, so the body is that part: the head is built around the stored content and its
     // transfer encoding comes with each copy's own.
     const single = slots[0]!;
-    const built = normaliseMessage(await compose(options({ [single]: content[single]! })));
-    const { head: withEncoding } = splitMessage(built);
+    const { head: withEncoding } = splitMessage(normaliseMessage(composeHead(options({ [single]: content[single]! }))));
     const head = Buffer.from(withEncoding.toString('latin1').replace(TRANSFER_ENCODING, ''), 'latin1');
     const body = [single];
     return { message: message(row), html: content.html, text: content.text, head, body, single, ...sharedParts(content, body, single), size: head.length + stored };
