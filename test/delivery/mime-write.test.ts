@@ -31,7 +31,7 @@ async function both(options: Options): Promise<{ written: string; built: string;
 // A seeded generator: the same texts on every run.
 function texts(seed: number, count: number): string[] {
   let state = seed;
-  const next = () => ((state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const next = () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   const pieces = ['a', 'Z', ' ', '\t', '\n', '\r\n', '\r', '=', '.', 'é', 'Ω', '漢', '😀', '\u0000', 'x'.repeat(90), ' \n', '=\r\n'];
   return Array.from({ length: count }, () => Array.from({ length: Math.floor(next() * 400) }, () => pieces[Math.floor(next() * pieces.length)]).join(''));
 }
