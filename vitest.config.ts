@@ -24,6 +24,11 @@ const TIMED = [
 
 const shared = {
   setupFiles: ['./test/setup-env.ts'],
+  // A worker process runs its files one after another in one module graph: importing the server's
+  // modules (Fastify, knex, nodemailer, mailauth) anew for every file cost about three times the
+  // tests' own time in a run. Each test starts its own servers and scratch databases, and
+  // nothing of ours keeps state between them at module level beyond caches of pure results.
+  isolate: false,
   testTimeout: 30_000,
   hookTimeout: 30_000,
   pool: 'forks' as const,
