@@ -16,6 +16,7 @@ const TIMED = [
   'test/messages/durability.test.ts',
   'test/messages/validate.test.ts',
   'test/sandbox/*.test.ts',
+  'test/shaping/actions.test.ts',
   'test/scale/schedule.test.ts',
   'test/submission/greeting.test.ts',
   'test/tracking/rewrite.test.ts',

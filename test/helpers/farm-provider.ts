@@ -7,7 +7,11 @@ export interface FarmBehaviour {
   tooManyConnectionsReply?: string;
   /** Recipients admitted at RCPT per sliding window (default 60 000 ms); beyond it RCPT gets `reply`. */
   perMinute?: { limit: number; windowMs?: number; reply?: string };
-  /** Once `afterMessages` messages were accepted (counted from when the block was set), every RCPT gets `reply` for `forMs`, once. */
+  /**
+   * Once `afterMessages` messages were accepted (counted from when the block was set), every RCPT
+   * gets `reply` for `forMs`, once; the first RCPT after that gets it however late it comes, so a
+   * loaded machine that sends the next message after `forMs` still meets the block.
+   */
   block?: { afterMessages: number; reply: string; forMs: number };
   /** Wait before the reply to DATA. */
   latencyMs?: number;
@@ -144,6 +148,7 @@ export class FarmProvider implements ProviderStats {
   private blockFrom = 0;
   private blockedUntil = Number.NEGATIVE_INFINITY;
   private blockSpent = false;
+  private blockMet = false;
 
   constructor(
     spec: FarmProviderSpec,
@@ -176,6 +181,7 @@ export class FarmProvider implements ProviderStats {
       this.blockFrom = this.accepted.length;
       this.blockedUntil = Number.NEGATIVE_INFINITY;
       this.blockSpent = false;
+      this.blockMet = false;
     }
   }
 
@@ -219,7 +225,10 @@ export class FarmProvider implements ProviderStats {
     const now = this.clock.now();
     if (!this.hosts(domainOf(to))) return this.refuse(connection, 'relay', RELAY_DENIED, to);
     const { block, perMinute } = this.behaviour;
-    if (block && now < this.blockedUntil) return this.refuse(connection, 'block', block.reply, to);
+    if (block && this.blockSpent && (now < this.blockedUntil || !this.blockMet)) {
+      this.blockMet = true;
+      return this.refuse(connection, 'block', block.reply, to);
+    }
     if (perMinute) {
       if (this.window.count(now, perMinute.windowMs ?? 60_000) >= perMinute.limit) {
         return this.refuse(connection, 'rate', perMinute.reply ?? DEFAULT_RATE_LIMITED, to);
