@@ -4,6 +4,9 @@ export const ErrorBody = Type.Object({ error: Type.String() }, { $id: 'Error', a
 
 export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
 
+/** What DELETE of a resource named by its id answers. */
+export const Deleted = Type.Object({ id: Type.Integer(), deleted: Type.Boolean() });
+
 export const ListQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),

@@ -2,7 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { requireWorkspaceKey } from '../../../tenancy/principal.ts';
 import { routeAttemptView, routeView, type RouteService } from '../../../routes/service.ts';
 import { decodeCursor, toPage } from '../../pagination.ts';
-import { IdParams, ListQuery, authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
+import { Deleted, IdParams, ListQuery, authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
 
 const Route = Type.Object(
   {
@@ -99,7 +99,7 @@ export const routeRoutes =
           tags,
           security: bearerSecurity,
           params: IdParams,
-          response: { 200: Type.Object({ id: Type.Integer(), deleted: Type.Boolean() }), ...authErrors, ...errors },
+          response: { 200: Deleted, ...authErrors, ...errors },
         },
       },
       async (request) => {

@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { templateView, type TemplateService } from '../../../templates/service.ts';
 import { decodeCursor, toPage } from '../../pagination.ts';
-import { IdParams, ListQuery, authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
+import { Deleted, IdParams, ListQuery, authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
 
 /** mustache.js parses about 0.5 s per MB, on the event loop: a part is capped well below that. */
 const MAX_PART_CHARS = 262_144;
@@ -96,7 +96,7 @@ export const templateRoutes =
           tags,
           security: bearerSecurity,
           params: IdParams,
-          response: { 200: Type.Object({ id: Type.Integer(), deleted: Type.Boolean() }), ...authErrors, ...errors },
+          response: { 200: Deleted, ...authErrors, ...errors },
         },
       },
       async (request) => {

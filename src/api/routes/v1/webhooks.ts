@@ -3,7 +3,7 @@ import { requireWorkspaceKey } from '../../../tenancy/principal.ts';
 import { attemptView, endpointView, type WebhookService } from '../../../webhooks/service.ts';
 import type { PostResult } from '../../../webhooks/post.ts';
 import { decodeCursor, toPage } from '../../pagination.ts';
-import { IdParams, ListQuery, authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
+import { Deleted, IdParams, ListQuery, authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
 
 const Webhook = Type.Object(
   {
@@ -110,7 +110,7 @@ export const webhookRoutes =
           tags,
           security: bearerSecurity,
           params: IdParams,
-          response: { 200: Type.Object({ id: Type.Integer(), deleted: Type.Boolean() }), ...authErrors, ...errors },
+          response: { 200: Deleted, ...authErrors, ...errors },
         },
       },
       async (request) => {
