@@ -11,9 +11,10 @@
  *   MAILSVC_BENCH_PG_URL=postgres://USER@HOST:PORT/DB npm run bench -- batch
  */
 import autocannon from 'autocannon';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { machineLine } from './lib/machine.ts';
 import { ensureBuilt, mailsvcSite, ROOT, startMailsvc } from './lib/mailsvc.ts';
 import { pgScratch } from './lib/pg-scratch.ts';
 import { cpuSeconds, fmt, showSpread, spread, startChild, type Child } from './lib/proc.ts';
@@ -112,9 +113,7 @@ try {
   rmSync(ceilingDir, { recursive: true, force: true });
 }
 
-const cpuModel = cpus()[0]?.model ?? 'unknown CPU';
-const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-console.log(`${cpuModel}, ${cpus().length} cores, Node ${process.version}, load ${load}`);
+console.log(machineLine());
 for (const target of targets) {
   const r = results.get(target)!;
   console.log(

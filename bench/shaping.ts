@@ -17,11 +17,12 @@
  *   npm run bench -- shaping [messages=20000] [unshaped_seconds=30]    # unshaped_seconds=0: the shaped run alone
  */
 import Database from 'better-sqlite3';
-import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pacingInterval } from '../src/shaping/pacing.ts';
 import { ensureBuilt, mailsvcSite, startMailsvc, type MailsvcSite } from './lib/mailsvc.ts';
+import { loadNow, machineName } from './lib/machine.ts';
 import { cpuSeconds, fmt, peakRssMb, spread, type Child } from './lib/proc.ts';
+import { started, stopAll } from './lib/running.ts';
 import { counts, destinations, measure, missing, refusals, table } from './lib/shaping-measure.ts';
 import { HOST_CONNECTIONS, HOST_PER_MINUTE, HOSTS, LIMITS_PER_MINUTE, PROVIDERS, recipients, shapingConfig, startFarm, type Farm } from './lib/shaping-world.ts';
 import { StalledError, watched } from './lib/watchdog.ts';
@@ -35,24 +36,6 @@ const POSTING = 50;
 const FROM = 'news@bench.test';
 const TEXT = 'Your order has shipped and is on its way. Track it from your account page at any time.\n'.repeat(20);
 const READY = /HTTP API listening on [\d.]+:(\d+)[\s\S]*"phase":"ready"/;
-
-/** Everything started and not yet stopped; stopped newest first however the bench ends. */
-const running = new Set<() => Promise<void>>();
-
-/** Registers how to stop something just started; the returned function stops it now. */
-function started(stop: () => Promise<void>): () => Promise<void> {
-  running.add(stop);
-  return async () => {
-    if (running.delete(stop)) await stop();
-  };
-}
-
-async function stopAll(): Promise<void> {
-  for (const stop of [...running].reverse()) {
-    running.delete(stop);
-    await stop().catch((err: unknown) => console.error(`while stopping: ${String(err)}`));
-  }
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -239,10 +222,6 @@ async function unshapedRun(to: string[]) {
 
 /** What pacing lets a group send a minute: slots a whole number of milliseconds apart, spread over 61 s (src/shaping/pacing.ts). */
 const pacedPerMinute = (perMinute: number) => 60_000 / pacingInterval(perMinute, false);
-const loadNow = () =>
-  loadavg()
-    .map((n) => n.toFixed(2))
-    .join(' ');
 
 type Shaped = Awaited<ReturnType<typeof shapedRun>>;
 type Unshaped = Awaited<ReturnType<typeof unshapedRun>>;
@@ -330,7 +309,7 @@ function printUnshaped(unshaped: Unshaped): void {
 }
 
 async function main(): Promise<void> {
-  const machine = `${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), Node ${process.version}`;
+  const machine = machineName();
   const loadBefore = loadNow();
   await ensureBuilt();
   const to = recipients(total);

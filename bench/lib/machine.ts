@@ -19,8 +19,11 @@ export const loadNow = (): string =>
     .map((l) => l.toFixed(2))
     .join(' ');
 
+/** `Intel(R) Xeon(R) CPU @ 2.20GHz, 2 cores, Node v20.20.2` */
+export const machineName = (): string => `${cpuModel()}, ${availableParallelism()} cores, Node ${process.version}`;
+
 /** `machine: Intel(R) Xeon(R) CPU @ 2.20GHz, 2 cores, Node v20.20.2, load 0.42 0.30 0.21, 2026-11-26 13:04 UTC` */
 export function machineLine(): string {
   const date = new Date().toISOString().replace('T', ' ').slice(0, 16);
-  return `machine: ${cpuModel()}, ${availableParallelism()} cores, Node ${process.version}, load ${loadNow()}, ${date} UTC`;
+  return `machine: ${machineName()}, load ${loadNow()}, ${date} UTC`;
 }
