@@ -88,15 +88,20 @@ export const queueRepo = {
     const leaseUntil = req.now + req.leaseMs;
     if (isPg(db)) {
       const shape = req.shape;
+      const pgCandidates = dueInOrder(
+        `r.id, r.due_at, coalesce(d.group_name, 'domain:' || r.domain) as grp`,
+        'recipients r left join delivery_domains d on d.domain = r.domain',
+        `r.due_at <= ? and coalesce(d.group_name, '') <> all(?::text[]) and ${notHeldSql('r')}`,
+        [req.now, shape?.exclude ?? []],
+        req.limit * CANDIDATES_PER_ROW,
+      );
+      const plainCandidates = dueInOrder('r.id, r.due_at', 'recipients r', `r.due_at <= ? and ${notHeldSql('r')}`, [req.now], req.limit * CANDIDATES_PER_ROW);
       const pick = shape
         ? {
             sql: `with caps as (
                     select * from unnest(?::text[], ?::int[]) as c(grp, cap)
                   ), cand as (
-                    select r.id, r.due_at, coalesce(d.group_name, 'domain:' || r.domain) as grp
-                    from recipients r left join delivery_domains d on d.domain = r.domain
-                    where r.status in (${CLAIMABLE_SQL}) and r.due_at <= ? and coalesce(d.group_name, '') <> all(?::text[]) and ${notHeldSql('r')}
-                    order by r.due_at limit ?
+                    ${pgCandidates.sql}
                   ), ranked as (
                     select cand.id, row_number() over (partition by cand.grp order by cand.due_at, cand.id) as rn, coalesce(caps.cap, ?) as cap
                     from cand left join caps on caps.grp = cand.grp
@@ -104,23 +109,15 @@ export const queueRepo = {
                     select id from recipients where id in (select id from ranked where rn <= cap) and status in (${CLAIMABLE_SQL}) and due_at <= ?
                     order by due_at limit ? for update skip locked
                   )`,
-            bindings: [
-              shape.caps.map(([g]) => g),
-              shape.caps.map(([, c]) => c),
-              req.now,
-              shape.exclude,
-              req.limit * CANDIDATES_PER_ROW,
-              shape.defaultCap,
-              req.now,
-              req.limit,
-            ] as unknown[],
+            bindings: [shape.caps.map(([g]) => g), shape.caps.map(([, c]) => c), ...pgCandidates.bindings, shape.defaultCap, req.now, req.limit] as unknown[],
           }
         : {
+            // Rows another worker holds are skipped, so more candidates than rows are looked at.
             sql: `with picked as (
-                    select id from recipients where status in (${CLAIMABLE_SQL}) and due_at <= ? and ${notHeldSql('recipients')}
+                    select id from recipients where id in (select id from (${plainCandidates.sql}) as c) and status in (${CLAIMABLE_SQL}) and due_at <= ?
                     order by due_at limit ? for update skip locked
                   )`,
-            bindings: [req.now, req.limit] as unknown[],
+            bindings: [...plainCandidates.bindings, req.now, req.limit] as unknown[],
           };
       const { rows } = (await db.raw(
         `${pick.sql}, claimed as (
@@ -137,9 +134,10 @@ export const queueRepo = {
       return rows;
     }
     return db.transaction(async (tx) => {
-      const pick = req.shape
-        ? (await shapedPickSqlite(tx, req, req.shape)).map((r) => r.id)
-        : tx('recipients').select('id').whereIn('status', CLAIMABLE).where('due_at', '<=', req.now).whereRaw(notHeldSql('recipients')).orderBy('due_at').limit(req.limit);
+      const due = req.shape
+        ? shapedPickSqlite(req, req.shape)
+        : dueInOrder('r.id, r.due_at', 'recipients r', `r.due_at <= ? and ${notHeldSql('r')}`, [req.now], req.limit);
+      const pick = ((await tx.raw(due.sql, due.bindings as never)) as { id: number }[]).map((r) => r.id);
       const rows: RecipientRow[] = await tx('recipients')
         .whereIn('id', pick)
         .whereIn('status', CLAIMABLE)
@@ -404,22 +402,43 @@ async function releaseChunkPg(db: Db, now: number, chunk: number): Promise<numbe
 }
 
 /** The rows a shaped claim takes on SQLite (one writer: the transaction makes pick and update atomic). */
-function shapedPickSqlite(tx: Tx, req: ClaimRequest, shape: NonNullable<ClaimRequest['shape']>): Promise<{ id: number }[]> {
-  return tx.raw(
-    `with caps(grp, cap) as (
+function shapedPickSqlite(req: ClaimRequest, shape: NonNullable<ClaimRequest['shape']>): { sql: string; bindings: unknown[] } {
+  const candidates = dueInOrder(
+    `r.id, r.due_at, coalesce(d.group_name, 'domain:' || r.domain) as grp`,
+    'recipients r left join delivery_domains d on d.domain = r.domain',
+    `r.due_at <= ? and coalesce(d.group_name, '') not in (select value from json_each(?)) and ${notHeldSql('r')}`,
+    [req.now, JSON.stringify(shape.exclude)],
+    req.limit * CANDIDATES_PER_ROW,
+  );
+  return {
+    sql: `with caps(grp, cap) as (
        select json_extract(value, '$[0]'), json_extract(value, '$[1]') from json_each(?)
      ), cand as (
-       select r.id, r.due_at, coalesce(d.group_name, 'domain:' || r.domain) as grp
-       from recipients r left join delivery_domains d on d.domain = r.domain
-       where r.status in (${CLAIMABLE_SQL}) and r.due_at <= ? and coalesce(d.group_name, '') not in (select value from json_each(?)) and ${notHeldSql('r')}
-       order by r.due_at limit ?
+       ${candidates.sql}
      ), ranked as (
        select cand.id, cand.due_at, row_number() over (partition by cand.grp order by cand.due_at, cand.id) as rn, coalesce(caps.cap, ?) as cap
        from cand left join caps on caps.grp = cand.grp
      )
      select id from ranked where rn <= cap order by due_at limit ?`,
-    [JSON.stringify(shape.caps), req.now, JSON.stringify(shape.exclude), req.limit * CANDIDATES_PER_ROW, shape.defaultCap, req.limit],
+    bindings: [JSON.stringify(shape.caps), ...candidates.bindings, shape.defaultCap, req.limit],
+  };
+}
+
+/**
+ * At most `limit` rows of `from` (whose recipients are `r`) that are due and pass `where`,
+ * oldest due first: one walk of the (status, due_at) index per claimable status, each stopping
+ * at `limit` rows, merged. Written as `status in (...) order by due_at`, both databases read
+ * every due row and sort them, so each claim behind a backlog of 100,000 due rows read all of them.
+ * `columns` must include `r.due_at`.
+ */
+function dueInOrder(columns: string, from: string, where: string, bindings: unknown[], limit: number): { sql: string; bindings: unknown[] } {
+  const branches = CLAIMABLE.map(
+    (status, i) => `select * from (select ${columns} from ${from} where r.status = '${status}' and ${where} order by r.due_at limit ?) as due_${i}`,
   );
+  return {
+    sql: `select * from (${branches.join(' union all ')}) as due order by due_at limit ?`,
+    bindings: [...CLAIMABLE.flatMap(() => [...bindings, limit]), limit],
+  };
 }
 
 function once<T>(make: () => T): () => T {
