@@ -189,7 +189,7 @@ export class Batcher<I, R> {
     }
     const entries = batch.taken();
     if (results) entries.forEach((entry, i) => (i < results.length ? settle(entry, true, results[i]) : undefined));
-    for (const entry of entries) settle(entry, false, nothingFor(this.options.name));
+    for (const entry of entries) if (!entry.settled) settle(entry, false, nothingFor(this.options.name));
   }
 
   private isIdle(): boolean {
