@@ -1,8 +1,10 @@
 import { isPg, type Conn, type Db, type Tx } from './db.ts';
 import { deriveMessageStatuses, statusOnMove } from './messageStatus.ts';
-import { notHeldSql } from './queue-control.ts';
+import { CLAIMABLE, pickPg, pickSqlite, type ClaimRequest } from './claim-picks.ts';
 import type { RecipientRow } from './messages.ts';
 import { UNFINISHED_STATUSES } from '../messages/status.ts';
+
+export type { ClaimRequest } from './claim-picks.ts';
 
 /**
  * The delivery queue is the recipients table: a row is due when its status is `queued` or
@@ -10,10 +12,6 @@ import { UNFINISHED_STATUSES } from '../messages/status.ts';
  * `lease_until`, and moves `due_at` to the end of the lease: a row whose worker died becomes
  * due again when the lease runs out, found by the same (status, due_at) index as fresh work.
  */
-
-/** Statuses a claim may take; `sending` only once its lease has expired (due_at = lease end). */
-const CLAIMABLE = ['queued', 'deferred', 'sending'] as const;
-const CLAIMABLE_SQL = CLAIMABLE.map((s) => `'${s}'`).join(', ');
 
 /**
  * How the PostgreSQL statements below set the status of the messages whose recipients they
@@ -26,21 +24,6 @@ const CLAIMABLE_SQL = CLAIMABLE.map((s) => `'${s}'`).join(', ');
  */
 const claimMarks = once(() => statusOnMove('m', CLAIMABLE, 'sending'));
 const releaseMarks = once(() => statusOnMove('m', ['scheduled'], 'queued'));
-
-export interface ClaimRequest {
-  owner: string;
-  now: number;
-  leaseMs: number;
-  limit: number;
-  /**
-   * Traffic shaping (SPEC §11): no row of a group in `exclude`, and of each group at most its
-   * cap (`caps`, else `defaultCap`). A domain not yet in `delivery_domains` is a group of its own.
-   */
-  shape?: { exclude: string[]; caps: [group: string, cap: number][]; defaultCap: number };
-}
-
-/** Rows a shaped claim looks at per row it may take: enough to find other groups behind a busy one. */
-const CANDIDATES_PER_ROW = 4;
 
 /** One attempt's outcome for `finishLeased`: the recipient's new state. */
 export interface LeasedOutcome {
@@ -87,38 +70,7 @@ export const queueRepo = {
   async claim(db: Db, req: ClaimRequest): Promise<RecipientRow[]> {
     const leaseUntil = req.now + req.leaseMs;
     if (isPg(db)) {
-      const shape = req.shape;
-      const pgCandidates = dueInOrder(
-        `r.id, r.due_at, coalesce(d.group_name, 'domain:' || r.domain) as grp`,
-        'recipients r left join delivery_domains d on d.domain = r.domain',
-        `r.due_at <= ? and coalesce(d.group_name, '') <> all(?::text[]) and ${notHeldSql('r')}`,
-        [req.now, shape?.exclude ?? []],
-        req.limit * CANDIDATES_PER_ROW,
-      );
-      const plainCandidates = dueInOrder('r.id, r.due_at', 'recipients r', `r.due_at <= ? and ${notHeldSql('r')}`, [req.now], req.limit * CANDIDATES_PER_ROW);
-      const pick = shape
-        ? {
-            sql: `with caps as (
-                    select * from unnest(?::text[], ?::int[]) as c(grp, cap)
-                  ), cand as (
-                    ${pgCandidates.sql}
-                  ), ranked as (
-                    select cand.id, row_number() over (partition by cand.grp order by cand.due_at, cand.id) as rn, coalesce(caps.cap, ?) as cap
-                    from cand left join caps on caps.grp = cand.grp
-                  ), picked as (
-                    select id from recipients where id in (select id from ranked where rn <= cap) and status in (${CLAIMABLE_SQL}) and due_at <= ?
-                    order by due_at limit ? for update skip locked
-                  )`,
-            bindings: [shape.caps.map(([g]) => g), shape.caps.map(([, c]) => c), ...pgCandidates.bindings, shape.defaultCap, req.now, req.limit] as unknown[],
-          }
-        : {
-            // Rows another worker holds are skipped, so more candidates than rows are looked at.
-            sql: `with picked as (
-                    select id from recipients where id in (select id from (${plainCandidates.sql}) as c) and status in (${CLAIMABLE_SQL}) and due_at <= ?
-                    order by due_at limit ? for update skip locked
-                  )`,
-            bindings: [...plainCandidates.bindings, req.now, req.limit] as unknown[],
-          };
+      const pick = pickPg(req);
       const { rows } = (await db.raw(
         `${pick.sql}, claimed as (
            update recipients r set status = 'sending', lease_owner = ?, lease_until = ?, due_at = ?, updated_at = ?
@@ -134,9 +86,7 @@ export const queueRepo = {
       return rows;
     }
     return db.transaction(async (tx) => {
-      const due = req.shape
-        ? shapedPickSqlite(req, req.shape)
-        : dueInOrder('r.id, r.due_at', 'recipients r', `r.due_at <= ? and ${notHeldSql('r')}`, [req.now], req.limit);
+      const due = pickSqlite(req);
       const pick = ((await tx.raw(due.sql, due.bindings as never)) as { id: number }[]).map((r) => r.id);
       const rows: RecipientRow[] = await tx('recipients')
         .whereIn('id', pick)
@@ -399,46 +349,6 @@ async function releaseChunkPg(db: Db, now: number, chunk: number): Promise<numbe
     [now, chunk, now],
   )) as { rows: { n: number }[] };
   return rows[0]!.n;
-}
-
-/** The rows a shaped claim takes on SQLite (one writer: the transaction makes pick and update atomic). */
-function shapedPickSqlite(req: ClaimRequest, shape: NonNullable<ClaimRequest['shape']>): { sql: string; bindings: unknown[] } {
-  const candidates = dueInOrder(
-    `r.id, r.due_at, coalesce(d.group_name, 'domain:' || r.domain) as grp`,
-    'recipients r left join delivery_domains d on d.domain = r.domain',
-    `r.due_at <= ? and coalesce(d.group_name, '') not in (select value from json_each(?)) and ${notHeldSql('r')}`,
-    [req.now, JSON.stringify(shape.exclude)],
-    req.limit * CANDIDATES_PER_ROW,
-  );
-  return {
-    sql: `with caps(grp, cap) as (
-       select json_extract(value, '$[0]'), json_extract(value, '$[1]') from json_each(?)
-     ), cand as (
-       ${candidates.sql}
-     ), ranked as (
-       select cand.id, cand.due_at, row_number() over (partition by cand.grp order by cand.due_at, cand.id) as rn, coalesce(caps.cap, ?) as cap
-       from cand left join caps on caps.grp = cand.grp
-     )
-     select id from ranked where rn <= cap order by due_at limit ?`,
-    bindings: [JSON.stringify(shape.caps), ...candidates.bindings, shape.defaultCap, req.limit],
-  };
-}
-
-/**
- * At most `limit` rows of `from` (whose recipients are `r`) that are due and pass `where`,
- * oldest due first: one walk of the (status, due_at) index per claimable status, each stopping
- * at `limit` rows, merged. Written as `status in (...) order by due_at`, both databases read
- * every due row and sort them, so each claim behind a backlog of 100,000 due rows read all of them.
- * `columns` must include `r.due_at`.
- */
-function dueInOrder(columns: string, from: string, where: string, bindings: unknown[], limit: number): { sql: string; bindings: unknown[] } {
-  const branches = CLAIMABLE.map(
-    (status, i) => `select * from (select ${columns} from ${from} where r.status = '${status}' and ${where} order by r.due_at limit ?) as due_${i}`,
-  );
-  return {
-    sql: `select * from (${branches.join(' union all ')}) as due order by due_at limit ?`,
-    bindings: [...CLAIMABLE.flatMap(() => [...bindings, limit]), limit],
-  };
 }
 
 function once<T>(make: () => T): () => T {
