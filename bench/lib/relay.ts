@@ -16,7 +16,7 @@ import { PostfixFailure, startPostfix, type PostfixInstance } from './postfix.ts
 import { fmt, peakRssMb, showSpread, spread } from './proc.ts';
 import { interruptedBy, started, stopAll, stopAllOnSignals } from './running.ts';
 import { authRelay, ensurePackages, smtpSink, startSmtpSource, type Sink } from './smtp.ts';
-import { cpuByThread, sampleThreads, showThreadCpu, type ThreadCpu } from './threads.ts';
+import { cpuByThread, sampleThreads, showThreadCpu, watchThreadWaits, type ThreadCpu } from './threads.ts';
 import { StalledError, watched } from './watchdog.ts';
 
 export type Via = 'mx' | 'relayhost' | 'both';
@@ -235,8 +235,10 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
       load = () => httpLoad(port, site.apiKey, site.domain, opts);
     }
     const before = sampleThreads(server.pid);
+    const waits = watchThreadWaits(server.pid);
     const t = await sendAndDrain(target, opts, sink, load, () => `; mailsvc output tail:\n${server.output().trimEnd().split('\n').slice(-3).join('\n')}`);
-    const threads = cpuByThread(before, sampleThreads(server.pid));
+    waits.stop();
+    const threads = cpuByThread(before, sampleThreads(server.pid), waits.seen);
     const received = await settle(sink);
     const peak = peakRssMb(server.pid);
     await stopServer();

@@ -6,9 +6,10 @@
 // by what Node does when it starts them and how they wait: V8's platform threads (and the
 // delayed-task thread beside them) block SIGUSR1 alone, the thread that waits for SIGUSR1 blocks
 // every signal; of the threads blocking none, a worker_thread idles in epoll (it runs an event
-// loop) and a thread of libuv's pool on a futex. A thread busy in both samples goes by its age:
-// the first UV_THREADPOOL_SIZE (default 4) are taken for libuv's pool, made at the first file
-// read before any Worker exists. Newer Node names its threads (`libuv-worker`, `V8Worker`, a
+// loop) and a thread of libuv's pool on a futex, looked at every 200 ms over the run
+// (`watchThreadWaits`). A thread never seen waiting goes by its age: the first
+// UV_THREADPOOL_SIZE (default 4) are taken for libuv's pool, made at the first file read before
+// any Worker exists. Newer Node names its threads (`libuv-worker`, `V8Worker`, a
 // Worker's `name`), and a named thread goes by its name.
 
 import { readdirSync, readFileSync } from 'node:fs';
@@ -88,13 +89,51 @@ function groupOfName(comm: string): string {
   return 'other';
 }
 
-/** Each live thread's group: main, workers(...), V8 platform, libuv, other. `earlier`: another sample, for how a thread waited then. */
-export function threadGroups(sample: ThreadSample, earlier?: ThreadSample): Map<number, string> {
+/** How often each thread was seen waiting in an event loop and on a futex, by `watchThreadWaits`. */
+export type WaitsSeen = Map<number, { loop: number; futex: number }>;
+
+/**
+ * Looks at how each thread of `pid` waits every `everyMs` until stopped. Two samples can both
+ * find a busy signing thread running, which left it to the start-order rule (and took it for
+ * libuv's when the pool started late); over a run each thread is seen idle many times.
+ */
+export function watchThreadWaits(pid: number, everyMs = 200): { seen: WaitsSeen; stop(): void } {
+  const seen: WaitsSeen = new Map();
+  const look = () => {
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return; // the process has ended
+    }
+    for (const name of tids) {
+      const waiting = waitingIn(`/proc/${pid}/task/${name}`);
+      if (!waiting) continue;
+      const tid = Number(name);
+      const counts = seen.get(tid) ?? { loop: 0, futex: 0 };
+      counts[waiting] += 1;
+      seen.set(tid, counts);
+    }
+  };
+  look();
+  const timer = setInterval(look, everyMs);
+  timer.unref();
+  return { seen, stop: () => clearInterval(timer) };
+}
+
+/**
+ * Each live thread's group: main, workers(...), V8 platform, libuv, other. `earlier`: another
+ * sample, for how a thread waited then; `seen`: how each waited over the run, which decides
+ * when the samples do not.
+ */
+export function threadGroups(sample: ThreadSample, earlier?: ThreadSample, seen?: WaitsSeen): Map<number, string> {
   const groups = new Map<number, string>();
   const main = sample.threads.get(sample.pid);
   const unknown: ThreadStat[] = [];
   for (const t of sample.threads.values()) {
-    const waiting = t.waiting ?? earlier?.threads.get(t.tid)?.waiting;
+    const counts = seen?.get(t.tid);
+    const watched = counts ? (counts.loop >= counts.futex ? 'loop' : 'futex') : undefined;
+    const waiting = watched ?? t.waiting ?? earlier?.threads.get(t.tid)?.waiting;
     if (t.tid === sample.pid) groups.set(t.tid, 'main');
     else if (main && t.comm !== main.comm) groups.set(t.tid, groupOfName(t.comm));
     else if (t.blocked !== 0n) groups.set(t.tid, t.blocked === SIGUSR1_ONLY ? 'V8 platform' : 'other');
@@ -116,8 +155,8 @@ export interface ThreadCpu {
 }
 
 /** CPU between two samples of the same process, by the groups of the threads alive at the end. */
-export function cpuByThread(before: ThreadSample, after: ThreadSample): ThreadCpu {
-  const groups = threadGroups(after, before);
+export function cpuByThread(before: ThreadSample, after: ThreadSample, seen?: WaitsSeen): ThreadCpu {
+  const groups = threadGroups(after, before, seen);
   const sums = new Map<string, number>();
   let live = 0;
   for (const t of after.threads.values()) {

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cpuByThread, sampleThreads, threadGroups } from '../../bench/lib/threads.ts';
+import { cpuByThread, sampleThreads, threadGroups, watchThreadWaits } from '../../bench/lib/threads.ts';
 import { waitForPort } from '../../bench/lib/smtp.ts';
 
 const CHILD = `
@@ -47,9 +47,14 @@ describe.skipIf(!existsSync('/proc/self/task'))('CPU by thread from /proc', () =
       child.stdout.on('data', (d: Buffer) => lines.push(...d.toString().trim().split('\n')));
       while (!lines.includes('ready')) await once(child.stdout, 'data');
       const before = sampleThreads(child.pid!);
+      const waits = watchThreadWaits(child.pid!, 20);
       child.stdin.write('go\n');
       while (!lines.includes('worked')) await once(child.stdout, 'data');
       const after = sampleThreads(child.pid!);
+      // The worker idles in its event loop once it has answered: let the watch see it there.
+      const workerIdled = () => [...waits.seen].some(([tid, seen]) => tid !== child.pid && seen.loop > 0);
+      while (!workerIdled()) await new Promise((resolve) => setTimeout(resolve, 20));
+      waits.stop();
 
       const groups = [...threadGroups(after).values()];
       const count = (g: string) => groups.filter((x) => x === g).length;
@@ -58,6 +63,11 @@ describe.skipIf(!existsSync('/proc/self/task'))('CPU by thread from /proc', () =
       expect(count('V8 platform')).toBeGreaterThanOrEqual(1);
       // Named where Node names threads, found by elimination where it does not.
       expect(count('workers') + count('workers(sign)')).toBe(1);
+
+      // Over the run, each thread is told by how it waited, whatever the two samples found.
+      const watched = [...threadGroups(after, before, waits.seen).values()];
+      expect(watched.filter((g) => g === 'libuv')).toHaveLength(4);
+      expect(watched.filter((g) => g.startsWith('workers'))).toHaveLength(1);
 
       const cpu = cpuByThread(before, after);
       const worker = cpu.groups.find(([g]) => g.startsWith('workers'))?.[1] ?? 0;
