@@ -80,6 +80,8 @@ export interface Services {
   consoleSessions: ConsoleSessions;
   /** Decides and counts a request; `count`: what it weighs (each message of a batch counts). */
   rateLimit(principal: Principal, count?: number): Promise<RateDecision>;
+  /** Takes back what `rateLimit` counted for a request refused after all (SPEC §3: a 429 counts for nothing). */
+  rateGiveBack(principal: Principal, counted: RateDecision, count?: number): Promise<void>;
   /** Pacing slots of destination groups' per-minute limits: in memory on SQLite, shared by every process on PostgreSQL. */
   pacer: Pacer;
   close(): Promise<void>;
@@ -178,6 +180,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       exactRate
         ? exactRate.hit(principal.keyId, clock.now(), windowsFor(principal.limits), count)
         : rateCounter.hit(principal.keyId, clock.now(), windowsFor(principal.limits), count),
+    rateGiveBack: (principal, counted, count = 1) =>
+      exactRate ? rateLimits.giveBack(db, principal.keyId, counted.second, count) : rateCounter.giveBack(principal.keyId, counted.second, count),
     close: async () => {
       await accept.close();
       await inboundMessages.close();

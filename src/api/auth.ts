@@ -8,6 +8,8 @@ import type { RateDecision } from '../ratelimit/sliding.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
+    /** What the rate limit decided for this request, which counted it. */
+    rate: RateDecision;
   }
 }
 
@@ -65,10 +67,12 @@ export function applyRateDecision(reply: FastifyReply, d: RateDecision): void {
  */
 export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
   app.decorateRequest('principal', null as unknown as Principal);
+  app.decorateRequest('rate', null as unknown as RateDecision);
   app.addHook('onRequest', async (request, reply) => {
     const viaCookie = request.headers.authorization === undefined && deps.console ? await sessionPrincipal(request, deps.console) : undefined;
     const principal = viaCookie ?? (await deps.authenticate(bearer(request)));
     request.principal = principal;
-    applyRateDecision(reply, await deps.rateLimit(principal));
+    request.rate = await deps.rateLimit(principal);
+    applyRateDecision(reply, request.rate);
   });
 }

@@ -75,6 +75,13 @@ export class RateCounter<C> {
     return decision;
   }
 
+  /** Takes back `count` counted in `second` for a request refused after all; stored with the next counts. */
+  async giveBack(keyId: number, second: number, count: number): Promise<void> {
+    const state = this.states.get(keyId) ?? (await this.load(keyId, second));
+    state.pending.set(second, (state.pending.get(second) ?? 0) - count);
+    this.schedule();
+  }
+
   /** Whether a commit starting now has anything to do here (`beforeCommit`). */
   due(): boolean {
     if (this.forced) return true;

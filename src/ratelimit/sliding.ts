@@ -24,6 +24,8 @@ export interface RateDecision {
   reset: number;
   /** Whole seconds to wait, when refused. */
   retryAfter: number | null;
+  /** The second the request was counted in, when allowed: where a refund gives it back. */
+  second: number;
 }
 
 export const windowsFor = (limits: { perMinute: number; perHour: number }): WindowLimit[] => [
@@ -57,12 +59,12 @@ export function decide(buckets: Bucket[], nowSecond: number, windows: WindowLimi
   if (refused.length > 0) {
     const waits = refused.map((s) => ({ s, wait: Math.max(1, secondsUntilRoom(s.inWindow, s.window, nowSecond, count)) }));
     const worst = waits.reduce((a, b) => (b.wait > a.wait ? b : a));
-    return { allowed: false, window: worst.s.window, remaining: 0, reset: worst.wait, retryAfter: worst.wait };
+    return { allowed: false, window: worst.s.window, remaining: 0, reset: worst.wait, retryAfter: worst.wait, second: nowSecond };
   }
   const after = states.map((s) => {
     const oldest = s.inWindow[0]?.second ?? nowSecond;
     return { window: s.window, remaining: s.window.limit - s.used - count, reset: oldest + s.window.seconds - nowSecond };
   });
   const tightest = after.reduce((a, b) => (b.remaining < a.remaining ? b : a));
-  return { allowed: true, window: tightest.window, remaining: tightest.remaining, reset: tightest.reset, retryAfter: null };
+  return { allowed: true, window: tightest.window, remaining: tightest.remaining, reset: tightest.reset, retryAfter: null, second: nowSecond };
 }

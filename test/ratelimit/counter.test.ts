@@ -68,4 +68,22 @@ describe('rate counts kept in memory', () => {
     await committer.run(async () => undefined);
     expect(await stored()).toBe(3);
   });
+
+  it('take back a count given back, whether it was stored already or not', async () => {
+    const { counter, stored, otherWork, advance } = await counting(60_000);
+    const four = [{ name: 'minute', seconds: 60, limit: 4 }];
+    for (let i = 0; i < 4; i++) expect((await counter.hit(1, NOW, four)).allowed).toBe(true);
+    advance(60_000);
+    await otherWork();
+    expect(await stored()).toBe(4);
+    const counted = await counter.hit(1, NOW, [{ name: 'minute', seconds: 60, limit: 5 }]);
+    await counter.giveBack(1, counted.second, 1);
+    await counter.giveBack(1, counted.second, 1);
+    // Two given back: one counted in memory, one already stored.
+    expect((await counter.hit(1, NOW, four)).allowed).toBe(true);
+    expect((await counter.hit(1, NOW, four)).allowed).toBe(false);
+    advance(60_000);
+    await otherWork();
+    expect(await stored()).toBe(4);
+  });
 });

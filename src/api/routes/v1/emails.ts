@@ -32,6 +32,7 @@ export const emailRoutes =
     clock: Clock;
     config: { server: { hostname: string } };
     rateLimit(principal: Principal, count?: number): Promise<RateDecision>;
+    rateGiveBack(principal: Principal, counted: RateDecision): Promise<void>;
   }): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.addSchema(Email);
@@ -91,6 +92,9 @@ export const emailRoutes =
               `A batch of ${items.length} messages is more than this key's rate limit of ${decision.window.limit} requests per ${decision.window.name}; send smaller batches`,
             );
           }
+          // Refused with 429, the request counts for nothing (SPEC §3): not even the one message
+          // counted before its size was known.
+          if (!decision.allowed) await deps.rateGiveBack(request.principal, request.rate);
           applyRateDecision(reply, decision);
         }
         const result = await deps.accept.acceptBatch(request.principal, messages, idem);
