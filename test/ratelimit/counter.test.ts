@@ -71,7 +71,7 @@ describe('rate counts kept in memory', () => {
 
   it('take back a count given back, whether it was stored already or not', async () => {
     const { counter, stored, otherWork, advance } = await counting(60_000);
-    const four = [{ name: 'minute', seconds: 60, limit: 4 }];
+    const four: WindowLimit[] = [{ name: 'minute', seconds: 60, limit: 4 }];
     for (let i = 0; i < 4; i++) expect((await counter.hit(1, NOW, four)).allowed).toBe(true);
     advance(60_000);
     await otherWork();
