@@ -89,6 +89,31 @@ const STATEMENTS_PER_CONNECTION = 500;
 
 let reusingClient: unknown = null;
 
+const states = new WeakMap<object, ConnectionState>();
+
+function stateOf(connection: SqliteConnection): ConnectionState {
+  let state = states.get(connection);
+  if (!state) {
+    const wal = connection.memory ? null : new WalSync(`${connection.name}-wal`, connection.name);
+    states.set(connection, (state = { statements: new Map(), wal, dirty: false }));
+  }
+  return state;
+}
+
+/** The connection's compiled statement for `sql`, the least recently used dropped beyond a bound. */
+function statementOf(connection: SqliteConnection, state: ConnectionState, sql: string): SqliteStatement {
+  const statements = state.statements;
+  let statement = statements.get(sql);
+  if (statement) {
+    statements.delete(sql);
+  } else {
+    statement = connection.prepare(sql);
+    if (statements.size >= STATEMENTS_PER_CONNECTION) statements.delete(statements.keys().next().value!);
+  }
+  statements.set(sql, statement);
+  return statement;
+}
+
 const ROLLBACK = /^\s*rollback\b/i;
 
 /** Per connection: its WAL syncer, and whether the open transaction has written anything. */
@@ -110,29 +135,12 @@ function statementReusingClient(): typeof knexFactory.Client {
   const probe = knexFactory({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
   const Base = probe.client.constructor as new (config: unknown) => SqliteClient;
   void probe.destroy();
-  const states = new WeakMap<object, ConnectionState>();
-  const stateOf = (connection: SqliteConnection): ConnectionState => {
-    let state = states.get(connection);
-    if (!state) {
-      const wal = connection.memory ? null : new WalSync(`${connection.name}-wal`, connection.name);
-      states.set(connection, (state = { statements: new Map(), wal, dirty: false }));
-    }
-    return state;
-  };
   class StatementReusingClient extends Base {
     override async _query(connection: SqliteConnection, obj: SqliteQuery): Promise<SqliteQuery> {
       if (!obj.sql) throw new Error('The query is empty');
       if (!connection) throw new Error('No connection provided');
       const state = stateOf(connection);
-      const statements = state.statements;
-      let statement = statements.get(obj.sql);
-      if (statement) {
-        statements.delete(obj.sql);
-      } else {
-        statement = connection.prepare(obj.sql);
-        if (statements.size >= STATEMENTS_PER_CONNECTION) statements.delete(statements.keys().next().value!);
-      }
-      statements.set(obj.sql, statement);
+      const statement = statementOf(connection, state, obj.sql);
       statement.safeIntegers(this._optSafeIntegers(obj.options) ?? false);
       const bindings = this._formatBindings(obj.bindings);
       if (statement.reader) {
@@ -282,8 +290,20 @@ export async function insertRows(conn: Conn, table: string, rows: Record<string,
     if (Object.keys(row).length !== columns.length) throw new Error(`rows inserted into ${table} together must have the same columns`);
     for (const c of columns) bindings.push((row[c] ?? null) as Knex.RawBinding);
   }
+  if (!isPg(conn) && inTransaction(conn)) {
+    // Inside a SQLite transaction the statement runs on the transaction's connection directly:
+    // knex's query pipeline scans every one of a 100-row insert's bindings several times over.
+    const connection = (await (conn.client as { acquireConnection(): Promise<SqliteConnection> }).acquireConnection()) as SqliteConnection;
+    const state = stateOf(connection);
+    statementOf(connection, state, sql).run(bindings.map(sqliteValue));
+    state.dirty = true;
+    return;
+  }
   await conn.raw(sql, bindings);
 }
+
+/** What knex's better-sqlite3 client binds for a value: dates as milliseconds, booleans as 0 and 1. */
+const sqliteValue = (v: Knex.RawBinding): unknown => (v instanceof Date ? v.valueOf() : typeof v === 'boolean' ? Number(v) : v);
 
 export const insertedId = (row: unknown): number => (typeof row === 'object' && row !== null ? (row as { id: number }).id : (row as number));
 
