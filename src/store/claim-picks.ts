@@ -60,19 +60,23 @@ export function pickSqlite(req: ClaimRequest): Sql {
 
 /**
  * The `picked` clause (ids, locked) that the claim's one statement on PostgreSQL starts with.
- * Rows another worker holds are skipped (FOR UPDATE SKIP LOCKED), so more candidates than rows
- * are looked at.
+ * Rows another worker holds are skipped (FOR UPDATE SKIP LOCKED). A shaped claim ranks more
+ * candidates than it takes, then locks what it takes.
  */
 export function pickPg(req: ClaimRequest): Sql {
   const shape = req.shape;
   if (!shape) {
-    const candidates = dueInOrder('r.id, r.due_at', 'recipients r', `r.due_at <= ? and ${notHeldSql('r')}`, [req.now], req.limit * CANDIDATES_PER_ROW);
+    // One locking walk per status, each skipping what other workers hold: locked candidates
+    // taken from a merged list could leave a claim short while due rows wait behind them.
+    const walks = CLAIMABLE.map(
+      (status, i) =>
+        `due_${i} as (select r.id, r.due_at from recipients r where r.status = '${status}' and r.due_at <= ? and ${notHeldSql('r')} order by r.due_at limit ? for update skip locked)`,
+    );
     return {
-      sql: `with picked as (
-              select id from recipients where id in (select id from (${candidates.sql}) as c) and status in (${CLAIMABLE_SQL}) and due_at <= ?
-              order by due_at limit ? for update skip locked
+      sql: `with ${walks.join(', ')}, picked as (
+              select id from (${CLAIMABLE.map((_, i) => `select * from due_${i}`).join(' union all ')}) as due order by due_at limit ?
             )`,
-      bindings: [...candidates.bindings, req.now, req.limit],
+      bindings: [...CLAIMABLE.flatMap(() => [req.now, req.limit]), req.limit],
     };
   }
   const candidates = dueInOrder(

@@ -44,3 +44,20 @@ describe.each(STORES)('the rows a claim takes (%s)', (kind) => {
     expect(claimed.map((r) => r.id).sort((a, b) => a - b)).toStrictEqual(ids.slice(0, 2));
   });
 });
+
+describe.each(STORES.filter((kind) => kind === 'pg'))('a claim beside another worker’s (%s)', (kind) => {
+  it('passes over the rows another transaction holds and still takes as many due rows as it asks for', async () => {
+    const { db } = await migratedStore(kind);
+    const { messages } = await messagesWith(db, [Array.from({ length: 60 }, (_, i) => ({ status: 'queued' as const, dueAt: NOW - 100_000 + i }))], NOW);
+    const ids = messages[0]!.recipientIds;
+    const other = await db.transaction();
+    try {
+      // More rows than a claim of 5 would look at as candidates (4 a row) are held elsewhere.
+      await other('recipients').whereIn('id', ids.slice(0, 30)).forUpdate().select('id');
+      const claimed = await queueRepo.claim(db, { owner: 'w2', now: NOW, leaseMs: 60_000, limit: 5 });
+      expect(claimed.map((r) => r.id).sort((a, b) => a - b)).toStrictEqual(ids.slice(30, 35));
+    } finally {
+      await other.rollback();
+    }
+  });
+});
