@@ -33,10 +33,13 @@ const CANDIDATES_PER_ROW = 4;
 const GROUPED_COLUMNS = `r.id, r.due_at, coalesce(d.group_name, 'domain:' || r.domain) as grp`;
 const GROUPED_FROM = 'recipients r left join delivery_domains d on d.domain = r.domain';
 
-/** The ids a claim takes on SQLite (one writer: the claim's transaction makes pick and update atomic). */
+/** The ids a claim takes on SQLite, a subquery of its update (one writer: the statement is atomic). */
 export function pickSqlite(req: ClaimRequest): Sql {
   const shape = req.shape;
-  if (!shape) return dueInOrder('r.id, r.due_at', 'recipients r', `r.due_at <= ? and ${notHeldSql('r')}`, [req.now], req.limit);
+  if (!shape) {
+    const due = dueInOrder('r.id, r.due_at', 'recipients r', `r.due_at <= ? and ${notHeldSql('r')}`, [req.now], req.limit);
+    return { sql: `select id from (${due.sql}) as picked_due`, bindings: due.bindings };
+  }
   const candidates = dueInOrder(
     GROUPED_COLUMNS,
     GROUPED_FROM,
@@ -66,18 +69,10 @@ export function pickSqlite(req: ClaimRequest): Sql {
 export function pickPg(req: ClaimRequest): Sql {
   const shape = req.shape;
   if (!shape) {
-    // One locking walk per status, each skipping what other workers hold: locked candidates
-    // taken from a merged list could leave a claim short while due rows wait behind them.
-    const walks = CLAIMABLE.map(
-      (status, i) =>
-        `due_${i} as (select r.id, r.due_at from recipients r where r.status = '${status}' and r.due_at <= ? and ${notHeldSql('r')} order by r.due_at limit ? for update skip locked)`,
-    );
-    return {
-      sql: `with ${walks.join(', ')}, picked as (
-              select id from (${CLAIMABLE.map((_, i) => `select * from due_${i}`).join(' union all ')}) as due order by due_at limit ?
-            )`,
-      bindings: [...CLAIMABLE.flatMap(() => [req.now, req.limit]), req.limit],
-    };
+    // Each walk locks as it goes, skipping what other workers hold: candidates locked only after
+    // a merged list was cut could leave a claim short while due rows wait behind them.
+    const due = dueInOrder('r.id, r.due_at', 'recipients r', `r.due_at <= ? and ${notHeldSql('r')}`, [req.now], req.limit, 'for update skip locked');
+    return { sql: `with picked as (select id from (${due.sql}) as picked_due)`, bindings: due.bindings };
   }
   const candidates = dueInOrder(
     GROUPED_COLUMNS,
@@ -107,11 +102,12 @@ export function pickPg(req: ClaimRequest): Sql {
  * oldest due first: one walk of the (status, due_at) index per claimable status, each stopping
  * at `limit` rows, merged. Written as `status in (...) order by due_at`, both databases read
  * every due row and sort them, so each claim behind a backlog of 100,000 due rows read all of
- * them. `columns` must include `r.due_at`.
+ * them. `columns` must include `r.due_at`; `lock` (PostgreSQL) locks each walk's rows as it takes
+ * them, up to `limit` per walk.
  */
-function dueInOrder(columns: string, from: string, where: string, bindings: unknown[], limit: number): Sql {
+function dueInOrder(columns: string, from: string, where: string, bindings: unknown[], limit: number, lock = ''): Sql {
   const branches = CLAIMABLE.map(
-    (status, i) => `select * from (select ${columns} from ${from} where r.status = '${status}' and ${where} order by r.due_at limit ?) as due_${i}`,
+    (status, i) => `select * from (select ${columns} from ${from} where r.status = '${status}' and ${where} order by r.due_at limit ? ${lock}) as due_${i}`,
   );
   return {
     sql: `select * from (${branches.join(' union all ')}) as due order by due_at limit ?`,

@@ -295,15 +295,12 @@ export async function insertRows(conn: Conn, table: string, rows: Record<string,
     // knex's query pipeline scans every one of a 100-row insert's bindings several times over.
     const connection = (await (conn.client as { acquireConnection(): Promise<SqliteConnection> }).acquireConnection()) as SqliteConnection;
     const state = stateOf(connection);
-    statementOf(connection, state, sql).run(bindings.map(sqliteValue));
+    statementOf(connection, state, sql).run((conn.client as unknown as SqliteClient)._formatBindings(bindings));
     state.dirty = true;
     return;
   }
   await conn.raw(sql, bindings);
 }
-
-/** What knex's better-sqlite3 client binds for a value: dates as milliseconds, booleans as 0 and 1. */
-const sqliteValue = (v: Knex.RawBinding): unknown => (v instanceof Date ? v.valueOf() : typeof v === 'boolean' ? Number(v) : v);
 
 export const insertedId = (row: unknown): number => (typeof row === 'object' && row !== null ? (row as { id: number }).id : (row as number));
 

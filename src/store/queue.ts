@@ -86,10 +86,9 @@ export const queueRepo = {
       return rows;
     }
     return db.transaction(async (tx) => {
-      const due = pickSqlite(req);
-      const pick = ((await tx.raw(due.sql, due.bindings as never)) as { id: number }[]).map((r) => r.id);
+      const pick = pickSqlite(req);
       const rows: RecipientRow[] = await tx('recipients')
-        .whereIn('id', pick)
+        .whereRaw(`id in (${pick.sql})`, pick.bindings as never)
         .whereIn('status', CLAIMABLE)
         .update({ status: 'sending', lease_owner: req.owner, lease_until: leaseUntil, due_at: leaseUntil, updated_at: req.now })
         .returning('*');
