@@ -1,18 +1,18 @@
 import type { Config } from '../config/schema.ts';
-import { Batcher } from '../core/batcher.ts';
 import type { Clock, Logger } from '../core/ports.ts';
 import type { Metrics } from '../metrics/registry.ts';
-import { isBlocklistReply } from '../shaping/blocklists.ts';
 import { groupOf, limitsOf } from '../shaping/groups.ts';
 import { pacingInterval } from '../shaping/pacing.ts';
 import { BUILT_IN_PROVIDERS } from '../shaping/providers.ts';
 import { BUILT_IN_REPLY_RULES, compileReplyRules, matchReply, type CompiledReplyRule } from '../shaping/reply-rules.ts';
 import type { ProviderRule, ShapingAction, ShapingLimits } from '../shaping/types.ts';
-import { warmupAllowance } from '../shaping/warmup.ts';
 import type { Db } from '../store/db.ts';
 import { queueControlRepo, type GroupHold } from '../store/queue-control.ts';
 import { shapingRepo, type GroupState } from '../store/shaping.ts';
+import { DomainGroups } from './domain-groups.ts';
 import type { Pacer } from './pacer.ts';
+import { SourceHealth, type AttemptEnd } from './source-health.ts';
+import { WarmupLedger } from './warmup-ledger.ts';
 
 export interface ShaperDeps {
   config: Config;
@@ -61,18 +61,10 @@ export interface ClaimShape {
 
 /** How far ahead a worker takes a pacing slot and waits for it, rather than put the recipient back. */
 const HORIZON_MS = 2000;
-/** How long a domain's recorded group is trusted before it is written again (its MX may move). */
-const DOMAIN_RECORD_MS = 3_600_000;
 /** Rows a lane may have claimed per connection: one sending, some being signed behind it. */
 const CLAIMED_PER_CONNECTION = 4;
-/** Connect failures towards this many different groups in a row, none succeeding, take an address out. */
-const FAILING_GROUPS = 3;
-const ADDRESS_OUT_MS = 5 * 60_000;
-const BLOCKLISTED_MS = 60 * 60_000;
-const DAY_MS = 86_400_000;
 
 const laneKey = (group: string, source: SourceAddress | null): string => (source ? `${group}@${source.address}` : group);
-const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 /**
  * A delivery worker's view of traffic shaping (SPEC §11) and sending addresses (§12): each
@@ -93,14 +85,9 @@ export class Shaper {
   private readonly nextSlot = new Map<string, { at: number; interval: number }>();
   /** When this process last started a paced message on each lane. */
   private readonly lastStart = new Map<string, number>();
-  /** Warm-up messages counted per `address|group|day`, as this worker last saw them. */
-  private readonly warmed = new Map<string, number>();
-  /** Addresses out of their pools until then, and why. */
-  private readonly out = new Map<string, { until: number; reason: string }>();
-  /** Per address: the groups its connections failed to reach since its last success. */
-  private readonly failing = new Map<string, Set<string>>();
-  private readonly recorded = new Map<string, { group: string; at: number }>();
-  private readonly domains: Batcher<{ domain: string; group: string; expiresAt: number }, void>;
+  private readonly warmup: WarmupLedger;
+  private readonly health: SourceHealth;
+  private readonly domains: DomainGroups;
   private readonly log: Logger;
   private turn = 0;
   /** Recipients waiting for their pacing slot now. */
@@ -114,31 +101,15 @@ export class Shaper {
     this.rules = [...compileReplyRules(shaping.rules), ...compileReplyRules(BUILT_IN_REPLY_RULES)];
     this.sources = deps.config.delivery.sourceAddresses;
     this.log = deps.log.child({ phase: 'shaping' });
-    this.domains = new Batcher({
-      name: 'the domain groups',
-      maxInFlight: 1,
-      start: 'immediate',
-      write: async (batch) => {
-        const rows = batch.take();
-        await shapingRepo.recordDomains(deps.db, rows).catch((err: unknown) => {
-          // Only claims' exclusions and statistics read it; the next sighting writes it again.
-          for (const r of rows) this.recorded.delete(r.domain);
-          this.log.warn({ err }, 'could not record destination groups');
-        });
-      },
-    });
+    this.domains = new DomainGroups(deps.db, this.log);
+    this.warmup = new WarmupLedger(deps.db, deps.config.delivery.warmup);
+    this.health = new SourceHealth(this.log, () => this.publish(this.deps.clock.now()));
   }
 
   /** The group of a recipient domain whose MX hosts are `hosts` (most preferred first). */
   groupOf(domain: string, hosts: string[]): string {
     const group = groupOf(hosts, this.providers);
-    const now = this.deps.clock.now();
-    const known = this.recorded.get(domain);
-    if (!known || known.group !== group || known.at + DOMAIN_RECORD_MS < now) {
-      this.recorded.set(domain, { group, at: now });
-      if (this.recorded.size > 100_000) this.recorded.delete(this.recorded.keys().next().value!);
-      void this.domains.add({ domain, group, expiresAt: now + DOMAIN_RECORD_MS }).catch(() => undefined);
-    }
+    this.domains.record(domain, group, this.deps.clock.now());
     return group;
   }
 
@@ -167,7 +138,7 @@ export class Shaper {
 
   /** The group a claim names a domain's rows by: as recorded, else a group of its own (`domain:`, as the claim says). */
   knownGroup(domain: string): string {
-    return this.recorded.get(domain)?.group ?? `domain:${domain}`;
+    return this.domains.known(domain);
   }
 
   /** The lane's limits now: a throttled lane has half its connections and half its rate. */
@@ -224,7 +195,7 @@ export class Shaper {
     // The pacing slot first: a slot given up costs a moment of rate, a warm-up count given up a message of the day.
     const paced = await this.takeSlot(lane, now);
     if (paced) return paced;
-    return lane.source ? this.takeWarmup(lane, this.deps.clock.now()) : null;
+    return lane.source ? this.warmup.take(lane.source.address, lane.group, this.deps.clock.now()) : null;
   }
 
   /** The lane's next pacing slot, waited for; a reason when none is near. */
@@ -309,41 +280,18 @@ export class Shaper {
       return { action: rule.action, until: now + 1000, reason };
     }
     if (rule.action === 'pause-address') {
-      if (lane.source) this.takeOut(lane.source.address, until, `the reply ${reason}`);
+      if (lane.source) this.health.takeOut(lane.source.address, until, `the reply ${reason}`);
       return { action: rule.action, until: lane.source && this.sources.length > 1 ? now + 1000 : until, reason };
     }
     return { action: rule.action, until, reason };
   }
 
   /**
-   * What an attempt's end says about its sending address: a blocklist reply takes it out of its
-   * pools for an hour; connect failures towards several groups in a row, with no success in
-   * between, for five minutes (the address itself is the trouble, not one receiver). Returns a
-   * reason when the recipient should go through another address rather than count an attempt.
+   * What an attempt's end says about its sending address (`SourceHealth.observe`): a reason when
+   * the recipient should go through another address rather than count an attempt.
    */
-  observe(lane: Lane, result: { ok: boolean; code: number | null; stage?: string; response: string }): string | null {
-    const source = lane.source;
-    if (!source) return null;
-    if (result.ok || result.code !== null) this.failing.delete(source.address);
-    if (!result.ok && result.code !== null && isBlocklistReply(result.response)) {
-      this.takeOut(source.address, this.deps.clock.now() + BLOCKLISTED_MS, `a blocklist reply: ${result.response.slice(0, 200)}`);
-      return this.sources.length > 1 ? `${source.address} is blocklisted: ${result.response.slice(0, 200)}` : null;
-    }
-    // The address cannot be bound here (not on this machine, or gone): nothing was said to anyone.
-    if (!result.ok && result.code === null && /\bEADDRNOTAVAIL\b/.test(result.response)) {
-      this.takeOut(source.address, this.deps.clock.now() + ADDRESS_OUT_MS, `it cannot be bound on this machine: ${result.response}`);
-      return `${source.address} cannot be bound: ${result.response}`;
-    }
-    if (!result.ok && result.code === null && result.stage === 'connect') {
-      const groups = this.failing.get(source.address) ?? new Set<string>();
-      groups.add(lane.group);
-      this.failing.set(source.address, groups);
-      if (groups.size >= FAILING_GROUPS) {
-        this.failing.delete(source.address);
-        this.takeOut(source.address, this.deps.clock.now() + ADDRESS_OUT_MS, `connections from it failed towards ${FAILING_GROUPS} groups in a row: ${result.response}`);
-      }
-    }
-    return null;
+  observe(lane: Lane, result: AttemptEnd): string | null {
+    return lane.source ? this.health.observe(lane.source.address, lane.group, result, this.deps.clock.now(), this.sources.length > 1) : null;
   }
 
   /** Reads what other processes (and earlier runs) did to lanes; called about once a second. */
@@ -356,14 +304,8 @@ export class Shaper {
     for (const [name, state] of this.states) {
       if (!seen.has(name) && (state.suspendedUntil ?? 0) <= now && (state.throttledUntil ?? 0) <= now) this.states.delete(name);
     }
-    for (const [address, o] of this.out) {
-      if (o.until <= now) {
-        this.out.delete(address);
-        this.log.info({ source: address }, `${address} is back in its pools`);
-      }
-    }
-    const today = utcDay(now);
-    for (const key of this.warmed.keys()) if (!key.endsWith(today)) this.warmed.delete(key);
+    this.health.returnDue(now);
+    this.warmup.forgetBefore(now);
     this.publish(now);
   }
 
@@ -408,43 +350,10 @@ export class Shaper {
     const suspended = this.suspendedUntil(lane.key, now);
     if (suspended !== null) return { kind: 'wait', until: suspended, reason: `${lane.key} is suspended: ${this.states.get(lane.key)?.reason ?? ''}`, why: 'suspended' };
     if (!lane.source) return null;
-    const out = this.out.get(lane.source.address);
-    if (out && out.until > now) return { kind: 'wait', until: out.until, reason: `${lane.source.address} is out of its pools: ${out.reason}`, why: 'address' };
-    const allowance = this.allowance(lane.source.address, now);
-    if (allowance !== null && (this.warmed.get(`${lane.source.address}|${lane.group}|${utcDay(now)}`) ?? 0) >= allowance) {
-      return { kind: 'wait', until: (Math.floor(now / DAY_MS) + 1) * DAY_MS, reason: this.warmupReason(lane, allowance), why: 'warmup' };
-    }
-    return null;
-  }
-
-  /** Today's warm-up allowance of an address per group, or null when it is not warming up. */
-  private allowance(address: string, now: number): number | null {
-    const plan = this.deps.config.delivery.warmup[address];
-    return plan ? warmupAllowance(plan, now) : null;
-  }
-
-  private warmupReason(lane: Lane, allowance: number): string {
-    return `warm-up: ${lane.source!.address} has sent today's ${allowance} to ${lane.group} (delivery.warmup); the rest waits for another address of the pool or the next UTC day`;
-  }
-
-  /** Counts one message against the lane's warm-up allowance today; a reason when none is left. */
-  private async takeWarmup(lane: Lane, now: number): Promise<string | null> {
-    const address = lane.source!.address;
-    const allowance = this.allowance(address, now);
-    if (allowance === null) return null;
-    const day = utcDay(now);
-    const key = `${address}|${lane.group}|${day}`;
-    const count = allowance === 0 ? null : await shapingRepo.takeWarmup(this.deps.db, address, lane.group, day, allowance);
-    this.warmed.set(key, count ?? allowance);
-    return count === null ? this.warmupReason(lane, allowance) : null;
-  }
-
-  private takeOut(address: string, until: number, reason: string): void {
-    const current = this.out.get(address);
-    if (current && current.until >= until) return;
-    this.out.set(address, { until, reason });
-    this.log.warn({ source: address, until: new Date(until).toISOString() }, `${address} is out of its pools until ${new Date(until).toISOString()}: ${reason}`);
-    this.publish(this.deps.clock.now());
+    const out = this.health.outNow(lane.source.address, now);
+    if (out) return { kind: 'wait', until: out.until, reason: `${lane.source.address} is out of its pools: ${out.reason}`, why: 'address' };
+    const spent = this.warmup.spent(lane.source.address, lane.group, now);
+    return spent ? { kind: 'wait', ...spent, why: 'warmup' } : null;
   }
 
   private go(lane: Lane): Admission {
@@ -485,7 +394,7 @@ export class Shaper {
       if ((s.throttledUntil ?? 0) > now) shapingThrottled.set({ group: s.name }, Math.round(s.throttledUntil! / 1000));
     }
     sourceAddressOut.reset();
-    for (const [address, o] of this.out) if (o.until > now) sourceAddressOut.set({ address }, Math.round(o.until / 1000));
+    for (const [address, until] of this.health.allOut(now)) sourceAddressOut.set({ address }, Math.round(until / 1000));
   }
 
   private count(key: string, delta: number): void {
