@@ -1,28 +1,17 @@
 import { createHash, createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { domainToASCII } from 'node:url';
 import type { DkimAlgorithm } from './keys.ts';
 
 /**
  * mailauth's signer (`dkimSign`) puts into h= only the header fields present in the message,
- * so it cannot oversign. We run the same steps it runs (its header parser, its relaxed body
- * hash, its relaxed header canonicalisation and signature formatting) and choose the h= list
- * ourselves. These modules have no type declarations, hence the narrow shapes below.
+ * so it cannot oversign. We sign ourselves (relaxed/relaxed, RFC 6376 §3.4.2 and §3.4.4),
+ * choosing the h= list, and keep mailauth's relaxed body hash for bodies that need more than
+ * their trailing empty lines removed. This module has no type declarations, hence the narrow
+ * shape below.
  */
 const require = createRequire(import.meta.url);
 
-interface ParsedHeader {
-  key: string | null;
-  casedKey: string | undefined;
-  line: Buffer;
-}
-interface SignatureTags {
-  [tag: string]: string | number | undefined;
-  b?: string;
-}
-const tools = require('mailauth/lib/tools') as {
-  parseHeaders(block: Buffer): { parsed: ParsedHeader[] };
-  formatSignatureHeaderLine(type: 'DKIM', tags: SignatureTags, folded: boolean): string;
-};
 const { dkimBody } = require('mailauth/lib/dkim/body') as {
   dkimBody(
     canonicalization: 'relaxed',
@@ -32,20 +21,6 @@ const { dkimBody } = require('mailauth/lib/dkim/body') as {
     update(chunk: Buffer): void;
     digest(encoding: 'base64'): string;
   };
-};
-const { relaxedHeaders } = require('mailauth/lib/dkim/header/relaxed') as {
-  relaxedHeaders(
-    type: 'DKIM',
-    signing: { keys: string; headers: ParsedHeader[] },
-    options: {
-      signingDomain: string;
-      selector: string;
-      algorithm: DkimAlgorithm;
-      canonicalization: 'relaxed/relaxed';
-      bodyHash: string;
-      signTime: Date;
-    },
-  ): { canonicalizedHeader: Buffer; dkimHeaderOpts: SignatureTags };
 };
 
 /**
@@ -198,53 +173,156 @@ function privateKeyOf(pem: string): KeyObject {
   return key;
 }
 
-/** The relaxed body hash (bh=) of a normalised body given in pieces. */
+const TAB = 0x09;
+const SP_SP = Buffer.from('  ');
+const SP_CRLF = Buffer.from(' \r\n');
+
+/**
+ * The relaxed body hash (bh=) of a normalised body (CRLF line ends) given in pieces. A body
+ * with no tab, no run of spaces and no space at a line's end is its own relaxed form but for
+ * its trailing empty lines, so it is hashed as it is; any other goes through mailauth's
+ * canonicaliser.
+ */
 export function dkimBodyHash(body: Buffer[]): string {
-  const hasher = dkimBody('relaxed', 'sha256', false);
-  for (const chunk of body) hasher.update(chunk);
-  return hasher.digest('base64');
+  const whole = body.length === 1 ? body[0]! : Buffer.concat(body);
+  const plain = !whole.includes(TAB) && !whole.includes(SP_SP) && !whole.includes(SP_CRLF) && whole[whole.length - 1] !== 0x20;
+  if (!plain) {
+    const hasher = dkimBody('relaxed', 'sha256', false);
+    hasher.update(whole);
+    return hasher.digest('base64');
+  }
+  // Empty lines at the end are ignored, and a body that is not empty ends in one CRLF.
+  let end = whole.length;
+  while (end >= 2 && whole[end - 2] === 0x0d && whole[end - 1] === 0x0a) end -= 2;
+  const hash = createHash('sha256');
+  if (end > 0) hash.update(whole.subarray(0, end)).update('\r\n');
+  return hash.digest('base64');
+}
+
+/** One header field of a normalised block: its name as written, and the whole field with its folds, no final CRLF. */
+interface HeaderField {
+  name: string;
+  field: string;
+}
+
+/** The fields of a normalised header block (octets as latin1), in order. */
+function headerFields(head: string): HeaderField[] {
+  const fields: HeaderField[] = [];
+  let start = 0;
+  while (start < head.length) {
+    // A field ends at the CRLF that is not followed by folding whitespace.
+    let end = head.indexOf(CRLF, start);
+    while (end >= 0 && (head.charCodeAt(end + 2) === 0x20 || head.charCodeAt(end + 2) === 0x09)) end = head.indexOf(CRLF, end + 2);
+    if (end < 0) end = head.length;
+    const field = head.slice(start, end);
+    const colon = field.indexOf(':');
+    if (colon > 0) fields.push({ name: field.slice(0, colon).trim(), field });
+    start = end + 2;
+  }
+  return fields;
+}
+
+const FOLD = /\r\n(?=[ \t])/g;
+const WSP_RUN = /[ \t]+/g;
+
+/** RFC 6376 §3.4.2: name in lower case, unfolded, runs of WSP as one space, none around the colon or at the end. */
+function relaxedField(field: string): string {
+  const colon = field.indexOf(':');
+  const name = field.slice(0, colon).replace(WSP_RUN, '').toLowerCase();
+  let value = field
+    .slice(colon + 1)
+    .replace(FOLD, '')
+    .replace(WSP_RUN, ' ');
+  if (value.charCodeAt(0) === 0x20) value = value.slice(1);
+  if (value.charCodeAt(value.length - 1) === 0x20) value = value.slice(0, -1);
+  return `${name}:${value}\r\n`;
+}
+
+/** A domain or selector as an A-label, as d= and s= must be written (RFC 6376 §3.5). */
+function aLabel(name: string): string {
+  if (!/[^\p{ASCII}]/u.test(name)) return name;
+  return domainToASCII(name) || name;
+}
+
+const SIGNATURE_WIDTH = 76;
+
+/**
+ * The field folded before a tag that would pass the width, and inside h= (after its colons)
+ * and b= (every 75 characters) where those are longer than a line. Relaxed canonicalisation
+ * unfolds it again, so where it folds does not change what is signed.
+ */
+function foldSignature(tags: string[]): string {
+  let out = 'DKIM-Signature:';
+  let line = out.length;
+  const put = (piece: string, glue: string) => {
+    if (line + glue.length + piece.length > SIGNATURE_WIDTH && line > 1) {
+      out += `${glue.trimEnd()}\r\n `;
+      line = 1;
+    } else {
+      out += glue;
+      line += glue.length;
+    }
+    out += piece;
+    line += piece.length;
+  };
+  tags.forEach((tag, i) => {
+    const glue = i === 0 ? ' ' : '; ';
+    if (tag.startsWith('b=')) {
+      const chunks = tag.match(/.{1,75}/g) ?? [tag];
+      chunks.forEach((chunk, k) => put(chunk, k === 0 ? glue : ' '));
+    } else if (tag.startsWith('h=')) {
+      tag.split(' ').forEach((word, k) => put(word, k === 0 ? glue : ' '));
+    } else {
+      put(tag, glue);
+    }
+  });
+  return out;
 }
 
 /**
  * The DKIM-Signature field (with its CRLF) for a normalised header block and the hash of its
- * body, RSA-SHA256 or Ed25519-SHA256 (RFC 8463), relaxed/relaxed. Fields are signed bottom-up, every instance present, as
- * RFC 6376 §5.4.2 asks, so verifiers pick the same instances.
+ * body, RSA-SHA256 or Ed25519-SHA256 (RFC 8463), relaxed/relaxed. Fields are signed bottom-up,
+ * every instance present, as RFC 6376 §5.4.2 asks, so verifiers pick the same instances.
  */
 export function dkimSignatureField(head: Buffer, bodyHash: string, opts: DkimSignOptions): Buffer {
-  const algorithm = opts.algorithm ?? 'rsa-sha256';
-  const keyType = algorithm === 'ed25519-sha256' ? 'ed25519' : 'rsa';
-  const privateKey = privateKeyOf(opts.privateKeyPem);
-  if (privateKey.asymmetricKeyType !== keyType) {
-    throw new Error(`DKIM key ${opts.selector} for ${opts.domain} is ${privateKey.asymmetricKeyType}, expected ${keyType}`);
-  }
-  const wanted = new Set((opts.headerFields ?? DEFAULT_SIGNED_FIELDS).map((name) => name.toLowerCase()));
-  const parsed = tools.parseHeaders(head).parsed;
-  const selected = parsed.filter((header) => header.key !== null && wanted.has(header.key)).reverse();
-  const oversigned = OVERSIGNED_FIELDS.filter((name) => wanted.has(name.toLowerCase()));
-  const keys = [...selected.map((header) => header.casedKey ?? ''), ...oversigned].join(': ');
+  return signatureFields(headerFields(head.toString('latin1')), bodyHash, [opts])[0]!;
+}
 
-  // t= is always passed in: left to mailauth, it is read twice from the clock, and a second
-  // boundary between the two reads would sign one value and publish another.
-  const signTime = new Date(opts.now ?? Date.now());
-  const { canonicalizedHeader, dkimHeaderOpts } = relaxedHeaders(
-    'DKIM',
-    { keys, headers: selected },
-    {
-      signingDomain: opts.domain,
-      selector: opts.selector,
-      algorithm,
-      canonicalization: 'relaxed/relaxed',
-      bodyHash,
-      signTime,
-    },
-  );
-  // RFC 8463 §3: Ed25519 signs the SHA-256 hash of the canonicalised header, not the header itself.
-  const signature = (
-    keyType === 'rsa'
-      ? cryptoSign('rsa-sha256', canonicalizedHeader, privateKey)
-      : cryptoSign(null, createHash('sha256').update(canonicalizedHeader).digest(), privateKey)
-  ).toString('base64');
-  return Buffer.from(tools.formatSignatureHeaderLine('DKIM', { ...dkimHeaderOpts, b: signature }, true) + CRLF, 'latin1');
+function signatureFields(fields: HeaderField[], bodyHash: string, keys: DkimSignOptions[]): Buffer[] {
+  return keys.map((opts) => {
+    const algorithm = opts.algorithm ?? 'rsa-sha256';
+    const keyType = algorithm === 'ed25519-sha256' ? 'ed25519' : 'rsa';
+    const privateKey = privateKeyOf(opts.privateKeyPem);
+    if (privateKey.asymmetricKeyType !== keyType) {
+      throw new Error(`DKIM key ${opts.selector} for ${opts.domain} is ${privateKey.asymmetricKeyType}, expected ${keyType}`);
+    }
+    const wanted = new Set((opts.headerFields ?? DEFAULT_SIGNED_FIELDS).map((name) => name.toLowerCase()));
+    const selected = fields.filter((f) => wanted.has(f.name.toLowerCase())).reverse();
+    const oversigned = OVERSIGNED_FIELDS.filter((name) => wanted.has(name.toLowerCase()));
+    // Joined with a space after each colon so a long list can fold; unfolding keeps it valid.
+    const h = [...selected.map((f) => f.name), ...oversigned].join(': ');
+    // t= is always passed in: read twice from the clock, a second boundary between the two reads
+    // would sign one value and publish another.
+    const t = Math.floor((opts.now ?? Date.now()) / 1000);
+    const tags = [
+      `v=1`,
+      `a=${algorithm}`,
+      `c=relaxed/relaxed`,
+      `d=${aLabel(opts.domain)}`,
+      `h=${h}`,
+      `q=dns/txt`,
+      `s=${aLabel(opts.selector)}`,
+      `t=${t}`,
+      `bh=${bodyHash}`,
+    ];
+    const canonical = selected.map((f) => relaxedField(f.field)).join('') + relaxedField(`DKIM-Signature: ${tags.join('; ')}; b=`).slice(0, -2);
+    // RFC 8463 §3: Ed25519 signs the SHA-256 hash of the canonicalised header, not the header itself.
+    const data = Buffer.from(canonical, 'latin1');
+    const signature = (
+      keyType === 'rsa' ? cryptoSign('rsa-sha256', data, privateKey) : cryptoSign(null, createHash('sha256').update(data).digest(), privateKey)
+    ).toString('base64');
+    return Buffer.from(`${foldSignature([...tags, `b=${signature}`])}\r\n`, 'latin1');
+  });
 }
 
 /**
@@ -252,7 +330,7 @@ export function dkimSignatureField(head: Buffer, bodyHash: string, opts: DkimSig
  * covers the other (h= never names DKIM-Signature), so a receiver may check either alone.
  */
 export function dkimSignatureFields(head: Buffer, bodyHash: string, keys: DkimSignOptions[]): Buffer[] {
-  return keys.map((key) => dkimSignatureField(head, bodyHash, key));
+  return signatureFields(headerFields(head.toString('latin1')), bodyHash, keys);
 }
 
 /** Normalises a whole message and returns it with a DKIM-Signature field per key prepended. */

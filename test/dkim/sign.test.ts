@@ -3,7 +3,8 @@ import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DnsResolver } from '../../src/core/ports.ts';
 import { dkimTxtRecord, generateDkimKey, type DkimKeyPair } from '../../src/dkim/keys.ts';
-import { MAX_LINE_OCTETS, normaliseMessage, signMessage } from '../../src/dkim/sign.ts';
+import { createRequire } from 'node:module';
+import { MAX_LINE_OCTETS, dkimBodyHash, normaliseMessage, signMessage } from '../../src/dkim/sign.ts';
 import { createDnsResolver } from '../../src/dns/resolver.ts';
 import { startTestDns, type TestDns } from '../helpers/dns-server.ts';
 import { startSmtpSink } from '../helpers/smtp-sink.ts';
@@ -186,5 +187,65 @@ describe('signMessage', () => {
     }
     const signed = await signMessage(plain, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem });
     expect(verdict(Buffer.from(`From: evil@attacker.test\r\n${signed.toString('latin1')}`, 'latin1'))).toBe('fail');
+  });
+});
+
+/** mailauth's relaxed body canonicaliser, the reference our hash is held to. */
+const { dkimBody } = createRequire(import.meta.url)('mailauth/lib/dkim/body') as {
+  dkimBody(c: 'relaxed', a: 'sha256', l: false): { update(chunk: Buffer): void; digest(encoding: 'base64'): string };
+};
+
+function referenceBodyHash(body: Buffer): string {
+  const hasher = dkimBody('relaxed', 'sha256', false);
+  hasher.update(body);
+  return hasher.digest('base64');
+}
+
+describe('the relaxed body hash', () => {
+  it('equals the reference canonicaliser on bodies with and without whitespace to fold', () => {
+    const pieces = ['word', ' ', '  ', '\t', '\r\n', '\r\n\r\n', 'é', '.', '=3D'];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    const bodies = ['', '\r\n', '\r\n\r\n', 'x', 'x\r\n', 'x\r\n\r\n\r\n', 'x ', 'a  b\r\n', 'a \r\nb\r\n', '\tx\r\n'];
+    for (let i = 0; i < 400; i++) bodies.push(Array.from({ length: next() % 40 }, () => pieces[next() % pieces.length]).join(''));
+    for (const text of bodies) {
+      const body = Buffer.from(text, 'utf8');
+      expect(dkimBodyHash([body]), JSON.stringify(text)).toBe(referenceBodyHash(body));
+      const cut = next() % (body.length + 1);
+      expect(dkimBodyHash([body.subarray(0, cut), body.subarray(cut)]), JSON.stringify(text)).toBe(referenceBodyHash(body));
+    }
+  });
+});
+
+describe('relaxed header canonicalisation', () => {
+  // Tabs, runs of spaces, folds, and raw UTF-8 whose octets include
+  // 0xA0 (the second octet of "à"), which is not whitespace to DKIM (RFC 6376 §3.4.2 folds WSP only).
+  const untidy = Buffer.from(
+    [
+      'From:\t"Sender   Name"  <sender@example.test>  ',
+      'To:  rcpt@dest.test,',
+      ' \t other@dest.test',
+      'Subject: voilà  à\tbientôt ',
+      'Date: Sat, 21 Nov 2026 10:00:00 +0000',
+      'MIME-Version: 1.0',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      'Body',
+      '',
+    ].join('\r\n'),
+    'utf8',
+  );
+
+  it('is verified by dkimpy, and a change inside a folded field is not', async (ctx) => {
+    ctx.skip(!dkimpyPython, DKIMPY_MISSING);
+    const verdict = (message: Buffer) => dkimpyVerdict(message, `${SELECTOR}._domainkey.${DOMAIN}`, dkimTxtRecord(key.publicKeyBase64));
+    const signed = await signMessage(untidy, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem });
+    expect(verdict(signed)).toBe('pass');
+    expect(verdict(Buffer.from(signed.toString('latin1').replace('other@dest', 'other@evil'), 'latin1'))).toBe('fail');
+  });
+
+  it('is verified by mailauth for the same fields in ASCII', async () => {
+    const ascii = Buffer.from(untidy.toString('utf8').replace(/à/g, 'a').replace('ô', 'o'), 'utf8');
+    expect(await mailauthResult(await signMessage(ascii, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem }))).toBe('pass');
   });
 });
