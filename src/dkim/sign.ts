@@ -123,11 +123,30 @@ function wrapBodyLine(line: string): string[] {
 }
 
 /**
+ * Whether normalising would leave these bytes as they are: every line ends in CRLF, the last one
+ * too, no CR stands alone and no line is over 998 octets. One `indexOf` per line break.
+ */
+export function isNormalised(raw: Buffer): boolean {
+  let lines = 0;
+  let start = 0;
+  for (let lf = raw.indexOf(0x0a); lf >= 0; lf = raw.indexOf(0x0a, start)) {
+    if (lf === 0 || raw[lf - 1] !== 0x0d || lf - 1 - start > 998) return false;
+    lines += 1;
+    start = lf + 1;
+  }
+  if (start !== raw.length) return false;
+  let crs = 0;
+  for (let cr = raw.indexOf(0x0d); cr >= 0; cr = raw.indexOf(0x0d, cr + 1)) crs += 1;
+  return crs === lines;
+}
+
+/**
  * Makes a message safe to sign and to send: CRLF line endings everywhere (a bare LF or CR is
  * rewritten by some hop, which breaks the body hash), no line over 998 octets, a final CRLF.
  * Works on octets (latin1 round-trip), so 8-bit content is untouched.
  */
 export function normaliseMessage(raw: Buffer): Buffer {
+  if (raw.length > 0 && isNormalised(raw)) return raw;
   const text = raw.toString('latin1').replace(/\r\n|\r|\n/g, CRLF);
   const split = text.indexOf(CRLF + CRLF);
   const head = split < 0 ? text : text.slice(0, split);

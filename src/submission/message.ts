@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressObject, EmailAddress } from 'mailparser';
 import { ServiceError } from '../core/errors.ts';
-import { normaliseBodyText, normaliseMessage } from '../dkim/sign.ts';
+import { isNormalised, normaliseBodyText, normaliseMessage } from '../dkim/sign.ts';
 import { isProblem, parseMailbox, type Mailbox } from '../messages/address.ts';
 import { mimeContent } from '../messages/content.ts';
 import { checkIdempotencyKey } from '../messages/idempotency.ts';
@@ -18,24 +18,6 @@ const MAX_MESSAGE_ID = 250;
 const SLICE_BYTES = 1 << 20;
 /** The blank line ending the header block, whatever the line endings. */
 const BLANK_LINE = /(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)/;
-/**
- * Whether normalising would leave these bytes as they are: every line ends in CRLF, the last one
- * too, no CR stands alone and no line is over 998 octets. One `indexOf` per line break.
- */
-function alreadyNormal(raw: Buffer): boolean {
-  let lines = 0;
-  let start = 0;
-  for (let lf = raw.indexOf(0x0a); lf >= 0; lf = raw.indexOf(0x0a, start)) {
-    if (lf === 0 || raw[lf - 1] !== 0x0d || lf - 1 - start > 998) return false;
-    lines += 1;
-    start = lf + 1;
-  }
-  if (start !== raw.length) return false;
-  let crs = 0;
-  for (let cr = raw.indexOf(0x0d); cr >= 0; cr = raw.indexOf(0x0d, cr + 1)) crs += 1;
-  return crs === lines;
-}
-
 export interface Submission {
   message: NormalisedMessage;
   /** `Sender:`, when given; its domain must be one the key may send from, like From's. */
@@ -147,7 +129,7 @@ async function normalised(raw: Buffer): Promise<{ head: Buffer; body: Buffer }> 
   if (!blank && raw.length > window.length) throw refuse('badMessage', `Header block over ${MAX_HEADER_BYTES} bytes`);
   if (!blank) return { head: normaliseMessage(raw), body: Buffer.alloc(0) };
   // What programs send mostly needs nothing done: then the parts are the submitted bytes.
-  if (raw.length <= SLICE_BYTES && blank[0] === '\r\n\r\n' && alreadyNormal(raw)) {
+  if (raw.length <= SLICE_BYTES && blank[0] === '\r\n\r\n' && isNormalised(raw)) {
     return { head: raw.subarray(0, blank.index + 2), body: raw.subarray(blank.index + 4) };
   }
   const head = normaliseMessage(raw.subarray(0, blank.index));
