@@ -1,6 +1,6 @@
 import { isAscii } from 'node:buffer';
 import { isIP } from 'node:net';
-import { Readable, type Transform } from 'node:stream';
+import type { Transform } from 'node:stream';
 import { checkServerIdentity, type ConnectionOptions, type SecureContext, type TLSSocket } from 'node:tls';
 import SMTPConnection, { type SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
 import type { NodemailerError } from 'nodemailer/lib/errors';
@@ -80,6 +80,8 @@ export class SmtpSession {
   private lost: NodemailerError | null = null;
   private readonly lossWaiters = new Set<(err: NodemailerError) => void>();
   private readonly closeListeners = new Set<() => void>();
+  /** Called when the server has accepted DATA (354) and the message is about to be written. */
+  private onDataAccepted: (() => void) | null = null;
 
   private constructor(target: SessionTarget, options: SessionOptions) {
     this.target = target;
@@ -112,9 +114,13 @@ export class SmtpSession {
     };
     this.connection = new SMTPConnection(connectionOptions);
     // Each message's DATA stream (nodemailer's DataStream) dot-stuffs with indexOf where it can.
+    // The client creates it once DATA is accepted (354), which is when the body's timeout starts.
     const internals = this.connection as unknown as { _createSendStream(callback: unknown): Transform };
     const createSendStream = internals._createSendStream.bind(internals);
-    internals._createSendStream = (callback) => withFastStuffing(createSendStream(callback));
+    internals._createSendStream = (callback) => {
+      this.onDataAccepted?.();
+      return withFastStuffing(createSendStream(callback));
+    };
     this.connection.on('error', (err: NodemailerError) => this.markLost(err));
     this.connection.on('end', () => {
       this.markLost(Object.assign(new Error('Connection closed'), { code: 'ECONNECTION' }));
@@ -186,29 +192,24 @@ export class SmtpSession {
   async send(from: string, to: string, raw: Buffer): Promise<SmtpSendResult> {
     let phase = 'mail' as Phase;
     const socket = (): { setTimeout(ms: number): void } | null => this.connection._socket || null;
-    // The message is handed over as a stream so we learn when DATA was accepted (354) and can
-    // give the body and the final reply their own, longer timeout (RFC 5321 §4.5.3.2.5-6).
-    const body = new Readable({
-      read: () => {
-        if (phase !== 'data') {
-          phase = 'data';
-          socket()?.setTimeout(this.options.dataTimeoutMs);
-        }
-        body.push(raw);
-        body.push(null);
-      },
-    });
+    // The body and the final reply get their own, longer timeout (RFC 5321 §4.5.3.2.5-6).
+    this.onDataAccepted = () => {
+      phase = 'data';
+      socket()?.setTimeout(this.options.dataTimeoutMs);
+    };
     this.transactions++;
     try {
       const eightBit = !isAscii(raw);
       const info = await this.settle<{ response: string }>((done) =>
-        this.connection.send({ from: from === '' ? false : from, to, size: raw.length, use8BitMime: eightBit }, body, (err, result) => done(err, result)),
+        this.connection.send({ from: from === '' ? false : from, to, size: raw.length, use8BitMime: eightBit }, raw, (err, result) => done(err, result)),
       );
       socket()?.setTimeout(this.options.commandTimeoutMs);
       return { ok: true, code: replyCode(info.response) ?? 250, response: info.response, host: this.target.host };
     } catch (err) {
       const timeoutMs = phase === 'data' ? this.options.dataTimeoutMs : this.options.commandTimeoutMs;
       return failureFrom(err as NodemailerError, phase, this.target.host, timeoutMs);
+    } finally {
+      this.onDataAccepted = null;
     }
   }
 
