@@ -2,7 +2,7 @@ import { simpleParser } from 'mailparser';
 import MimeNode from 'nodemailer/lib/mime-node';
 import { describe, expect, it } from 'vitest';
 import { normaliseMessage } from '../../src/dkim/sign.ts';
-import { encodeText, type Slot } from '../../src/delivery/text-part.ts';
+import { encodeText, quotedPrintable, type Slot } from '../../src/delivery/text-part.ts';
 
 /** One text part, header fields and body, as the bytes between two boundary lines of a multipart. */
 function encodeTextPart(slot: Slot, content: string): Buffer {
@@ -63,5 +63,44 @@ describe('encoding one text part for one recipient', () => {
     expect(fields(ours)).toBe('Content-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable');
     expect(lines(ours).filter((line) => line.length > 76)).toStrictEqual([]);
     expect(await decoded('html', ours)).toBe(shown(content));
+  });
+});
+
+/** Quoted-printable decoded by RFC 2045 §6.7: soft breaks removed, =XX to its octet. */
+function qpDecode(encoded: string): Buffer {
+  const octets: number[] = [];
+  const text = encoded.replace(/=\r\n/g, '');
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '=') {
+      octets.push(parseInt(text.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else octets.push(text.charCodeAt(i));
+  }
+  return Buffer.from(octets);
+}
+
+describe('quoted-printable in one pass', () => {
+  const pieces = ['word', ' ', '  ', '\t', '\n', '\r\n', '\r', '=', 'é', '€', '📬', 'x'.repeat(80), '.', 'a b c d e f g h i j k l m n o p q r s t u v w x y z'];
+
+  it('keeps lines within 76 characters, breaks no UTF-8 sequence across lines, and decodes to the text', () => {
+    let seed = 11;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let i = 0; i < 300; i++) {
+      const text = Array.from({ length: next() % 60 }, () => pieces[next() % pieces.length]).join('');
+      const encoded = quotedPrintable(text);
+      const lines = encoded.split('\r\n');
+      expect(lines.filter((line) => line.length > 76)).toStrictEqual([]);
+      // No whitespace left bare at a line's end, where a transport may strip it.
+      expect(lines.filter((line) => /[ \t]$/.test(line))).toStrictEqual([]);
+      for (const line of lines.filter((l) => l.endsWith('='))) {
+        expect(qpDecode(line.slice(0, -1)).toString('utf8')).not.toContain('\uFFFD');
+      }
+      expect(qpDecode(encoded).toString('utf8')).toBe(text.replace(/\r\n|\r|\n/g, '\r\n'));
+    }
+  });
+
+  it('breaks a long line after a space near the limit rather than inside a word', () => {
+    const encoded = quotedPrintable('Your order has shipped and is on its way. Track it from your account page at any time.');
+    expect(encoded).toBe('Your order has shipped and is on its way. Track it from your account page =\r\nat any time.');
   });
 });
