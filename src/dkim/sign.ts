@@ -299,14 +299,10 @@ function foldSignature(tags: string[]): string {
 }
 
 /**
- * The DKIM-Signature field (with its CRLF) for a normalised header block and the hash of its
- * body, RSA-SHA256 or Ed25519-SHA256 (RFC 8463), relaxed/relaxed. Fields are signed bottom-up,
- * every instance present, as RFC 6376 §5.4.2 asks, so verifiers pick the same instances.
+ * A DKIM-Signature field (with its CRLF) per key for a normalised header block and the hash of
+ * its body, RSA-SHA256 or Ed25519-SHA256 (RFC 8463), relaxed/relaxed. Fields are signed
+ * bottom-up, every instance present, as RFC 6376 §5.4.2 asks, so verifiers pick the same instances.
  */
-export function dkimSignatureField(head: Buffer, bodyHash: string, opts: DkimSignOptions): Buffer {
-  return signatureFields(headerFields(head.toString('latin1')), bodyHash, [opts])[0]!;
-}
-
 function signatureFields(fields: HeaderField[], bodyHash: string, keys: DkimSignOptions[]): Buffer[] {
   return keys.map((opts) => {
     const algorithm = opts.algorithm ?? 'rsa-sha256';
