@@ -13,13 +13,14 @@ export interface HeadFields {
   contentType: 'text/plain' | 'text/html';
 }
 
-/** Longest header line nodemailer leaves unfolded. */
-const LINE = 76;
+/** Longest header line nodemailer leaves unfolded: a line of 76 characters is folded already. */
+const LINE = 75;
 const LOCAL_PART = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*";
 const DOMAIN = '[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+';
 const BARE = new RegExp(`^${LOCAL_PART}@${DOMAIN}$`);
 const NAMED = new RegExp(`^[A-Za-z0-9]+(?: +[A-Za-z0-9]+)* <${LOCAL_PART}@${DOMAIN}>$`);
-const PLAIN_TEXT = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+// Printable ASCII but the double quote, which nodemailer encodes (RFC 2047) wherever it stands.
+const PLAIN_TEXT = /^[\x21\x23-\x7e](?:[\x20\x21\x23-\x7e]*[\x21\x23-\x7e])?$/;
 const MESSAGE_ID = /^<[\x21-\x3b\x3d\x3f-\x7e]+>$/;
 
 function plainMailbox(mailbox: string): boolean {

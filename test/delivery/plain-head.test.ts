@@ -47,7 +47,14 @@ const MAILBOXES = [
   'UPPER@DEST.TEST',
   'Very Long Display Name Of Someone Important Indeed <someone.important@department.example.com>',
 ];
+const words = (n: number) => Array.from({ length: n }, (_, i) => (i % 2 ? 'ab' : 'cd')).join(' ');
 const SUBJECTS = [
+  // With "Subject: " these make lines of 75, 76 and 77 characters.
+  words(23).slice(0, 66),
+  words(23).slice(0, 67),
+  words(23).slice(0, 68),
+  'a-b_c (d) [e] {f} \\h',
+  'say "hi"',
   'Your order has shipped',
   'Hi',
   '  leading spaces',
@@ -81,6 +88,8 @@ describe('a plain head written without the MIME builder', () => {
     check({ ...base, feedbackId: `broadcast:1:${'h'.repeat(70)}` });
     check({ ...base, headers: { 'X-Campaign': 'spring' } });
     check({ ...base, messageId: '<has space@shop.example>' });
+    check({ ...base, to: [], cc: ['c@dest.test'] });
+    check({ ...base, to: [], cc: [] });
     expect(cases).toBeGreaterThan(40);
     // The common shapes take the direct path; if none did, this test would compare nothing.
     expect(written).toBeGreaterThanOrEqual(15);
@@ -92,6 +101,7 @@ describe('a plain head written without the MIME builder', () => {
     expect(plainHead({ ...base, to: ['Jöhn <j@dest.test>'] })).toBeNull();
     expect(plainHead({ ...base, subject: 'Grüße' })).toBeNull();
     expect(plainHead({ ...base, subject: 'a'.repeat(90) })).toBeNull();
+    expect(plainHead({ ...base, subject: 'say "hi"' })).toBeNull();
     expect(plainHead({ ...base, headers: { 'X-Campaign': 'spring' } })).toBeNull();
   });
 });
