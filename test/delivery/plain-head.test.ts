@@ -45,6 +45,10 @@ const MAILBOXES = [
   'first.last+tag@sub.dest.test',
   'a@[127.0.0.1]',
   'UPPER@DEST.TEST',
+  'a=?b@dest.test',
+  "o'neil@dest.test",
+  '{x}@dest.test',
+  'Ann 2 <a=b@dest.test>',
   'Very Long Display Name Of Someone Important Indeed <someone.important@department.example.com>',
 ];
 const words = (n: number) => Array.from({ length: n }, (_, i) => (i % 2 ? 'ab' : 'cd')).join(' ');
