@@ -3,7 +3,7 @@ import { encodeWords, foldLines } from 'nodemailer/lib/mime-funcs';
 import { randomHex } from '../core/random.ts';
 import type { DkimAlgorithm } from '../dkim/keys.ts';
 import { dkimBodyHash, dkimSignatureFields, normaliseMessage, splitMessage } from '../dkim/sign.ts';
-import { readContent, readEnvelope, type FieldsContent, type MessageContent, type MessageEnvelope } from '../messages/content.ts';
+import { readContent, readEnvelope, type FieldsContent, type MessageContent } from '../messages/content.ts';
 import type { MessageRow, MessageWithContent } from '../store/messages.ts';
 import { writableInMemory, writeMime } from './mime-write.ts';
 import { plainHead } from './plain-head.ts';
@@ -92,7 +92,8 @@ function message(row: MessageRow): PreparedMessage['message'] {
  * Subject, Date, the stored Message-ID, Feedback-ID), the customer's own, the body parts. Bcc
  * recipients are never named in the header. `parts` stand in for the stored text parts.
  */
-function fieldsOptions(row: MessageRow, envelope: MessageEnvelope, content: FieldsContent, senderId: string) {
+function fieldsOptions(row: MessageRow, content: FieldsContent, senderId: string) {
+  const envelope = readEnvelope(row.envelope);
   return (parts: { html?: string | { raw: string }; text?: string | { raw: string } }) => ({
     from: row.from_header,
     to: envelope.to.length > 0 ? envelope.to : undefined,
@@ -133,14 +134,13 @@ function bodyBytes(body: (Buffer | Slot)[], part: (slot: Slot) => EncodedPart, s
 const TRANSFER_ENCODING = /^Content-Transfer-Encoding:[^\r\n]*\r\n/im;
 
 async function prepareFields(row: MessageRow, content: FieldsContent, senderId: string): Promise<PreparedMessage> {
-  const envelope = readEnvelope(row.envelope);
-  const options = fieldsOptions(row, envelope, content, senderId);
+  const options = fieldsOptions(row, content, senderId);
   const slots = (['text', 'html'] as const).filter((slot) => content[slot] !== null);
   const stored = slots.reduce((n, slot) => n + Buffer.byteLength(content[slot]!), 0);
   if (content.attachments.length === 0 && slots.length === 1) {
     // One part, so the body is that part and its transfer encoding comes with each copy's own.
     const single = slots[0]!;
-    const head = Buffer.from(singlePartHead(row, envelope, content, senderId, single, options), 'latin1');
+    const head = Buffer.from(singlePartHead(options({ [single]: 'x' })), 'latin1');
     const body = [single];
     return { message: message(row), html: content.html, text: content.text, head, body, single, ...sharedParts(content, body, single), size: head.length + stored };
   }
@@ -156,32 +156,14 @@ async function prepareFields(row: MessageRow, content: FieldsContent, senderId: 
 }
 
 /**
- * The head of a one-part message, without Content-Transfer-Encoding. Written directly when no
- * field needs encoding; else nodemailer builds it, given a stand-in for the content (the head
- * does not depend on it but for the transfer encoding, which is dropped).
+ * The head of a one-part message, without Content-Transfer-Encoding, given the builder's options
+ * with a stand-in for the content (the head does not depend on it but for the transfer encoding,
+ * which is dropped). Written directly when no field needs encoding, else built by nodemailer.
  */
-function singlePartHead(
-  row: MessageRow,
-  envelope: MessageEnvelope,
-  content: FieldsContent,
-  senderId: string,
-  single: Slot,
-  options: ReturnType<typeof fieldsOptions>,
-): string {
-  const plain = plainHead({
-    from: row.from_header,
-    to: envelope.to,
-    cc: envelope.cc,
-    replyTo: envelope.reply_to,
-    subject: row.subject,
-    date: new Date(row.scheduled_at ?? row.created_at),
-    messageId: row.message_id_header,
-    feedbackId: feedbackId(row, senderId),
-    headers: content.headers,
-    contentType: single === 'html' ? 'text/html' : 'text/plain',
-  });
+function singlePartHead(options: NonNullable<ComposeOptions>): string {
+  const plain = plainHead(options);
   if (plain !== null) return plain;
-  const { head } = splitMessage(normaliseMessage(composeHead(options({ [single]: 'x' }))));
+  const { head } = splitMessage(normaliseMessage(composeHead(options)));
   return head.toString('latin1').replace(TRANSFER_ENCODING, '');
 }
 

@@ -1,17 +1,24 @@
-/** The fields of a one-part message given as fields, as the MIME builder is given them. */
-export interface HeadFields {
-  from: string;
-  to: string[];
-  cc: string[];
-  replyTo: string[];
-  subject: string;
-  date: Date;
-  messageId: string;
-  feedbackId: string;
-  /** The customer's own header fields. */
-  headers: Record<string, string>;
-  contentType: 'text/plain' | 'text/html';
+/**
+ * What the MIME builder (nodemailer's MailComposer) is given for a one-part message: the same
+ * object, so the two cannot drift apart. An option not named here sends the message to nodemailer.
+ */
+export interface HeadOptions {
+  from?: unknown;
+  to?: unknown;
+  cc?: unknown;
+  replyTo?: unknown;
+  subject?: unknown;
+  date?: unknown;
+  messageId?: unknown;
+  headers?: unknown;
+  text?: unknown;
+  html?: unknown;
+  attachments?: unknown;
 }
+
+/** Options that change nothing in the head. */
+const INERT = new Set(['disableFileAccess', 'disableUrlAccess']);
+const KNOWN = new Set(['from', 'to', 'cc', 'replyTo', 'subject', 'date', 'messageId', 'headers', 'text', 'html', 'attachments', ...INERT]);
 
 /** Longest header line nodemailer leaves unfolded: a line of 76 characters is folded already. */
 const LINE = 75;
@@ -33,32 +40,41 @@ function field(name: string, value: string, test: (value: string) => boolean): s
   return line.length <= LINE && test(value) ? `${line}\r\n` : null;
 }
 
-function mailboxes(name: string, list: string[]): string | null {
-  if (list.length === 0) return '';
-  if (!list.every(plainMailbox)) return null;
+function mailboxes(name: string, list: unknown): string | null {
+  if (list === undefined) return '';
+  if (!Array.isArray(list) || list.length === 0 || !list.every((m) => typeof m === 'string' && plainMailbox(m))) return null;
   return field(name, list.join(', '), () => true);
 }
+
+const isString = (v: unknown): v is string => typeof v === 'string';
 
 /**
  * The header block (its last CRLF included, no Content-Transfer-Encoding) of a one-part message
  * whose fields need neither encoding nor folding: plain ASCII names of letters and digits, short
- * lines, none of the customer's own fields. These are the bytes nodemailer's MIME builder writes
- * for them, in its order (test/delivery/plain-head.test.ts holds the two equal), without building
- * its tree, which costs more than the rest of the message's preparation. Null otherwise: the
- * caller then asks nodemailer.
+ * lines, Feedback-ID the only header field given. These are the bytes nodemailer's MIME builder
+ * writes for the same options, in its order (test/delivery/plain-head.test.ts holds the two
+ * equal), without building its tree, which costs more than the rest of the message's preparation.
+ * Null otherwise: the caller then asks nodemailer.
  */
-export function plainHead(f: HeadFields): string | null {
-  if (Object.keys(f.headers).length > 0 || !MESSAGE_ID.test(f.messageId) || Number.isNaN(f.date.getTime())) return null;
+export function plainHead(o: HeadOptions): string | null {
+  if (!Object.keys(o).every((key) => KNOWN.has(key))) return null;
+  if ((o.text === undefined) === (o.html === undefined) || !(Array.isArray(o.attachments) ? o.attachments.length === 0 : o.attachments === undefined)) return null;
+  const headers = o.headers as Record<string, unknown> | undefined;
+  const feedbackId = headers?.['Feedback-ID'];
+  if (Object.keys(headers ?? {}).length !== 1 || !isString(feedbackId)) return null;
+  if (!isString(o.from) || !isString(o.subject) || !isString(o.messageId) || !MESSAGE_ID.test(o.messageId)) return null;
+  if (!(o.date instanceof Date) || Number.isNaN(o.date.getTime())) return null;
   const parts = [
-    field('Feedback-ID', f.feedbackId, (v) => PLAIN_TEXT.test(v)),
-    field('From', f.from, plainMailbox),
-    mailboxes('To', f.to),
-    mailboxes('Cc', f.cc),
-    mailboxes('Reply-To', f.replyTo),
-    field('Subject', f.subject, (v) => PLAIN_TEXT.test(v) && !v.includes('=?')),
-    field('Message-ID', f.messageId, () => true),
+    field('Feedback-ID', feedbackId, (v) => PLAIN_TEXT.test(v)),
+    field('From', o.from, plainMailbox),
+    mailboxes('To', o.to),
+    mailboxes('Cc', o.cc),
+    mailboxes('Reply-To', o.replyTo),
+    field('Subject', o.subject, (v) => PLAIN_TEXT.test(v) && !v.includes('=?')),
+    field('Message-ID', o.messageId, () => true),
   ];
   if (parts.some((p) => p === null)) return null;
-  const date = f.date.toUTCString().replace(/GMT/, '+0000');
-  return `${parts.join('')}Date: ${date}\r\nMIME-Version: 1.0\r\nContent-Type: ${f.contentType}; charset=utf-8\r\n`;
+  const date = o.date.toUTCString().replace(/GMT/, '+0000');
+  const contentType = o.html === undefined ? 'text/plain' : 'text/html';
+  return `${parts.join('')}Date: ${date}\r\nMIME-Version: 1.0\r\nContent-Type: ${contentType}; charset=utf-8\r\n`;
 }

@@ -1,11 +1,24 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { describe, expect, it } from 'vitest';
 import { normaliseMessage, splitMessage } from '../../src/dkim/sign.ts';
-import { plainHead, type HeadFields } from '../../src/delivery/plain-head.ts';
+import { plainHead as plainHeadOf } from '../../src/delivery/plain-head.ts';
 
-/** The head nodemailer's MIME builder writes for the same fields, Content-Transfer-Encoding left out. */
-function nodemailerHead(f: HeadFields): string {
-  const root = new MailComposer({
+/** A one-part message's fields, as delivery maps a stored message to the builder's options. */
+interface HeadFields {
+  from: string;
+  to: string[];
+  cc: string[];
+  replyTo: string[];
+  subject: string;
+  date: Date;
+  messageId: string;
+  feedbackId: string;
+  headers: Record<string, string>;
+  contentType: 'text/plain' | 'text/html';
+}
+
+function options(f: HeadFields) {
+  return {
     from: f.from,
     to: f.to.length > 0 ? f.to : undefined,
     cc: f.cc.length > 0 ? f.cc : undefined,
@@ -14,8 +27,18 @@ function nodemailerHead(f: HeadFields): string {
     date: f.date,
     messageId: f.messageId,
     [f.contentType === 'text/html' ? 'html' : 'text']: 'x',
+    attachments: [],
     headers: { ...f.headers, 'Feedback-ID': f.feedbackId },
-  }).compile();
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  };
+}
+
+const plainHead = (f: HeadFields) => plainHeadOf(options(f));
+
+/** The head nodemailer's MIME builder writes for the same options, Content-Transfer-Encoding left out. */
+function nodemailerHead(f: HeadFields): string {
+  const root = new MailComposer(options(f)).compile();
   const { head } = splitMessage(normaliseMessage(Buffer.from(`${root.buildHeaders()}\r\n\r\n`)));
   return head.toString('latin1').replace(/^Content-Transfer-Encoding:[^\r\n]*\r\n/im, '');
 }
