@@ -130,7 +130,7 @@ export function isNormalised(raw: Buffer): boolean {
   let lines = 0;
   let start = 0;
   for (let lf = raw.indexOf(0x0a); lf >= 0; lf = raw.indexOf(0x0a, start)) {
-    if (lf === 0 || raw[lf - 1] !== 0x0d || lf - 1 - start > 998) return false;
+    if (lf === 0 || raw[lf - 1] !== 0x0d || lf - 1 - start > MAX_LINE_OCTETS) return false;
     lines += 1;
     start = lf + 1;
   }
