@@ -83,6 +83,7 @@ interface SqliteClient {
   _query(conn: SqliteConnection, obj: SqliteQuery): Promise<SqliteQuery>;
   _formatBindings(bindings: unknown[] | undefined): unknown[];
   _optSafeIntegers(options: unknown): boolean | undefined;
+  destroyRawConnection(connection: SqliteConnection): Promise<void>;
 }
 
 const STATEMENTS_PER_CONNECTION = 500;
@@ -126,7 +127,8 @@ interface ConnectionState {
 /**
  * Knex's better-sqlite3 client compiles every query anew (`prepare` was the largest single cost
  * of accepting a message). This subclass keeps the compiled statements of each connection by SQL
- * text, the least recently used dropped beyond a bound; queries run exactly as before otherwise.
+ * text, the least recently used dropped beyond a bound, and makes each write durable (`WalSync`)
+ * before it returns; queries run exactly as before otherwise.
  * Knex builds a transaction's client from the class, so the class is what must change. Knex does
  * not export its dialect classes: the base class is taken from an instance that never connects.
  */
@@ -159,6 +161,13 @@ function statementReusingClient(): typeof knexFactory.Client {
         if (!ROLLBACK.test(obj.sql)) await state.wal?.durable();
       }
       return obj;
+    }
+
+    override async destroyRawConnection(connection: SqliteConnection): Promise<void> {
+      // The WAL handle goes first: closing the last connection removes the WAL file.
+      await states.get(connection)?.wal?.close();
+      states.delete(connection);
+      return super.destroyRawConnection(connection);
     }
   }
   reusingClient = StatementReusingClient;

@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { BatcherClosedError } from '../../src/core/batcher.ts';
 import { createDb, durability, type Db } from '../../src/store/db.ts';
 import { WalSync, walSyncsCompleted } from '../../src/store/wal-sync.ts';
 
@@ -16,6 +17,17 @@ function scratchDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'mailsvc-wal-'));
   dirs.push(dir);
   return dir;
+}
+
+/** This process's open file descriptors on `file` (a deleted file's link ends in " (deleted)"). */
+function handlesOn(file: string): number {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`).replace(/ \(deleted\)$/, '') === file;
+    } catch {
+      return false; // closed since the listing
+    }
+  }).length;
 }
 
 describe('WAL sync', () => {
@@ -79,5 +91,37 @@ describe('WAL sync', () => {
       .catch(() => undefined);
     expect(walSyncsCompleted() - start).toBe(0);
     expect(await db('notes').count({ n: '*' }).first()).toStrictEqual({ n: 3 });
+  });
+
+  it('keeps one handle on the WAL however many commits it syncs, and lets it go when the database closes', async () => {
+    const file = join(scratchDir(), 'mailsvc.sqlite');
+    const db = createDb({ client: 'sqlite', connection: { filename: file }, pool: 1 });
+    await db.schema.createTable('notes', (t) => {
+      t.increments('id');
+      t.string('text');
+    });
+    await db('notes').insert({ text: 'first' });
+    const afterOne = handlesOn(`${file}-wal`);
+    const start = walSyncsCompleted();
+    for (let i = 0; i < 20; i++) await db('notes').insert({ text: `note ${i}` });
+    expect(walSyncsCompleted() - start).toBe(20);
+    expect(handlesOn(`${file}-wal`)).toBe(afterOne);
+
+    await db.destroy();
+    expect(handlesOn(`${file}-wal`)).toBe(0);
+  });
+
+  it('finishes a sync under way before it closes, and refuses syncs after', async () => {
+    const dir = scratchDir();
+    writeFileSync(join(dir, 'db-wal'), 'frames');
+    const wal = new WalSync(join(dir, 'db-wal'), join(dir, 'db'));
+    await wal.durable();
+    const start = walSyncsCompleted();
+    const pending = wal.durable();
+    await wal.close();
+    await pending;
+    expect(walSyncsCompleted() - start).toBe(1);
+    expect(handlesOn(join(dir, 'db-wal'))).toBe(0);
+    await expect(wal.durable()).rejects.toThrow(BatcherClosedError);
   });
 });
