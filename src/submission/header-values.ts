@@ -26,8 +26,11 @@ interface HeaderProcessor {
  */
 const reader = new MailParser() as unknown as HeaderProcessor;
 
+/** The fields read; every other one (Received, DKIM-Signature, List-*) is passed over unparsed. */
+const READ = new Set(['from', 'sender', 'to', 'cc', 'reply-to', 'subject', 'message-id']);
+
 export function headerValues(fields: RawField[]): HeaderValues {
-  const headers = reader.processHeaders(fields.map((f) => ({ key: f.name, line: f.raw })));
+  const headers = reader.processHeaders(fields.filter((f) => READ.has(f.name)).map((f) => ({ key: f.name, line: f.raw })));
   return {
     from: headers.get('from') as AddressObject | undefined,
     sender: headers.get('sender') as AddressObject | undefined,

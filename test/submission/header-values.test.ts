@@ -17,6 +17,20 @@ const BLOCKS = [
   ['From: shop@acme.test', 'To: first@dest.test,\r\n second@dest.test,\r\n\tthird@dest.test', 'Subject: a folded\r\n subject line', 'Message-ID:\r\n <m3@acme.test>'],
   ['From: shop@acme.test', 'To:', 'Subject:', 'Cc: not an address'],
   ['From: <>', 'To: a@dest.test (comment) , b@dest.test'],
+  // Fields that are not read, around the ones that are: passed over, and they change nothing.
+  [
+    'Received: from app.acme.test (app.acme.test [192.0.2.7])\r\n\tby mx.acme.test; Thu, 26 Nov 2026 10:00:00 +0000',
+    'DKIM-Signature: v=1; a=rsa-sha256; d=acme.test; s=k1;\r\n b=abc',
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=iso-8859-1',
+    'From: Gr\xfc\xdfe <shop@acme.test>',
+    'List-Unsubscribe: <mailto:u@acme.test>',
+    'X-Campaign: spring',
+    'To: bob@dest.test',
+    'Subject: Caf\xe9',
+    'Date: Thu, 26 Nov 2026 10:00:00 +0000',
+    'Message-ID: <m4@acme.test>',
+  ],
 ];
 
 const picked = (mail: Awaited<ReturnType<typeof simpleParser>>) => ({
