@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startTestDns } from '../../test/helpers/dns-server.ts';
+import { barLine, type RoundFigures } from './bar.ts';
 import { loadNow, machineLine } from './machine.ts';
 import { ensureBuilt, mailsvcSite, startMailsvc } from './mailsvc.ts';
 import { PostfixFailure, startPostfix, type PostfixInstance } from './postfix.ts';
@@ -259,6 +260,7 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
 }
 
 const msPerMessage = (cpuSeconds: number, total: number) => fmt((cpuSeconds * 1000) / total, 2);
+const figures = (r: Run): RoundFigures => ({ perSecond: r.perSecond, cpuMsPerMessage: (r.cpuSeconds * 1000) / r.received });
 
 function runLine(run: number, target: Target, r: Run, opts: RelayOptions): string {
   const whose = target.startsWith('mailsvc') ? 'mailsvc' : target === 'postfix' ? 'Postfix' : 'Postfix+OpenDKIM';
@@ -337,6 +339,7 @@ async function bench(name: string, opts: RelayOptions): Promise<void> {
     const m = medianRun(rs);
     const mailsvc = m.threads ? `, peak RSS ${Math.max(...rs.map((r) => r.peakRssMb ?? 0))} MB; median run by thread: ${showThreadCpu(m.threads)}` : '';
     console.log(`${t.padEnd(17)} msgs/s ${showSpread(rs.map((r) => r.perSecond))} (min/median/max of ${opts.runs})${ratio}, ${cpu}${mailsvc}`);
+    if (reference && t.startsWith('mailsvc')) console.log(`${' '.repeat(17)} ${barLine(rs.map(figures), results.postfix.map(figures))}`);
   }
   if (lost.length > 0) process.exitCode = 1;
   if (!targets.includes('postfix') || !targets.includes('postfix+opendkim')) return;
