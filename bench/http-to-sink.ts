@@ -9,7 +9,9 @@
  * signing threads), V8 platform (garbage collection, compilation), libuv and exited threads;
  * Postfix: the master and all its children, with OpenDKIM for postfix+opendkim; not the load
  * tool nor the sink) and mailsvc's peak RSS. The summary gives per target the median msgs/s, its
- * ratio to Postfix, the median CPU ms/msg, the peak RSS and the thread split of the median run.
+ * ratio to Postfix, the median CPU ms/msg, the peak RSS and the thread split of the median run,
+ * and for mailsvc how many runs met the bar of docs/PERFORMANCE.md, each against Postfix's run of
+ * the same round (`bench/lib/bar.ts`).
  * The first line names the machine (CPU, cores, Node, load average, date). A step without
  * progress for 30 s (a reference not starting, the load not accepted, the sink not counting)
  * ends the bench with what it waited for and the last lines of Postfix's maillog; everything
