@@ -6,7 +6,7 @@ import { dkimBodyHash, dkimSignatureFields, normaliseMessage, splitMessage } fro
 import { readContent, readEnvelope, type FieldsContent, type MessageContent } from '../messages/content.ts';
 import type { MessageRow, MessageWithContent } from '../store/messages.ts';
 import { writableInMemory, writeMime } from './mime-write.ts';
-import { plainHead } from './plain-head.ts';
+import { plainAlternative, plainHead } from './plain-head.ts';
 import { encodeText, type EncodedPart, type Slot } from './text-part.ts';
 
 /** A text part a render step may produce per recipient (tracked links, an unsubscribe URL). */
@@ -143,6 +143,14 @@ async function prepareFields(row: MessageRow, content: FieldsContent, senderId: 
     const head = Buffer.from(singlePartHead(options({ [single]: 'x' })), 'latin1');
     const body = [single];
     return { message: message(row), html: content.html, text: content.text, head, body, single, ...sharedParts(content, body, single), size: head.length + stored };
+  }
+  const frame = content.attachments.length === 0 && slots.length === 2 ? plainAlternative(options({ text: 'x', html: 'x' }), randomHex(8)) : null;
+  if (frame) {
+    // A text and an HTML part with plain fields: the frame written directly, as nodemailer would.
+    const head = Buffer.from(frame.head, 'latin1');
+    const body = [Buffer.from(frame.open), 'text' as const, Buffer.from(frame.between), 'html' as const, Buffer.from(frame.close)];
+    const size = head.length + frame.open.length + frame.between.length + frame.close.length + stored;
+    return { message: message(row), html: content.html, text: content.text, head, body, single: null, ...sharedParts(content, body, null), size };
   }
   // Markers in place of the text parts, so the rest is built (and encoded) once.
   const marker = (slot: Slot) => `mailsvc-${slot}-part-${randomHex(12)}`;

@@ -1,6 +1,7 @@
 /**
- * What the MIME builder (nodemailer's MailComposer) is given for a one-part message: the same
- * object, so the two cannot drift apart. An option not named here sends the message to nodemailer.
+ * What the MIME builder (nodemailer's MailComposer) is given for a message of one part or of a
+ * text and an HTML alternative: the same object, so the two cannot drift apart. An option not
+ * named here sends the message to nodemailer.
  */
 export interface HeadOptions {
   from?: unknown;
@@ -49,16 +50,15 @@ function mailboxes(name: string, list: unknown): string | null {
 const isString = (v: unknown): v is string => typeof v === 'string';
 
 /**
- * The header block (its last CRLF included, no Content-Transfer-Encoding) of a one-part message
- * whose fields need neither encoding nor folding: plain ASCII names of letters and digits, short
- * lines, Feedback-ID the only header field given. These are the bytes nodemailer's MIME builder
- * writes for the same options, in its order (test/delivery/plain-head.test.ts holds the two
- * equal), without building its tree, which costs more than the rest of the message's preparation.
- * Null otherwise: the caller then asks nodemailer.
+ * The header fields of a message whose fields need neither encoding nor folding (plain ASCII names
+ * of letters and digits, short lines, Feedback-ID the only header field given), up to its
+ * Content-Type: the bytes nodemailer's MIME builder writes for the same options, in its order
+ * (test/delivery/plain-head.test.ts holds the two equal), without building its tree, which costs
+ * more than the rest of the message's preparation. Null otherwise: the caller then asks nodemailer.
  */
-export function plainHead(o: HeadOptions): string | null {
+function plainFields(o: HeadOptions): string | null {
   if (!Object.keys(o).every((key) => KNOWN.has(key))) return null;
-  if ((o.text === undefined) === (o.html === undefined) || !(Array.isArray(o.attachments) ? o.attachments.length === 0 : o.attachments === undefined)) return null;
+  if (!(Array.isArray(o.attachments) ? o.attachments.length === 0 : o.attachments === undefined)) return null;
   const headers = o.headers as Record<string, unknown> | undefined;
   const feedbackId = headers?.['Feedback-ID'];
   if (Object.keys(headers ?? {}).length !== 1 || !isString(feedbackId)) return null;
@@ -75,6 +75,43 @@ export function plainHead(o: HeadOptions): string | null {
   ];
   if (parts.some((p) => p === null)) return null;
   const date = o.date.toUTCString().replace(/GMT/, '+0000');
-  const contentType = o.html === undefined ? 'text/plain' : 'text/html';
-  return `${parts.join('')}Date: ${date}\r\nMIME-Version: 1.0\r\nContent-Type: ${contentType}; charset=utf-8\r\n`;
+  return `${parts.join('')}Date: ${date}\r\nMIME-Version: 1.0\r\n`;
+}
+
+/**
+ * The header block (its last CRLF included, no Content-Transfer-Encoding) of a one-part message
+ * whose fields are plain (`plainFields`), or null.
+ */
+export function plainHead(o: HeadOptions): string | null {
+  if ((o.text === undefined) === (o.html === undefined)) return null;
+  const fields = plainFields(o);
+  if (fields === null) return null;
+  return `${fields}Content-Type: ${o.html === undefined ? 'text/plain' : 'text/html'}; charset=utf-8\r\n`;
+}
+
+/** A text and an HTML alternative of one message: its header block and the lines around the parts. */
+export interface AlternativeFrame {
+  head: string;
+  /** Before the text part, between it and the HTML part, after the HTML part. */
+  open: string;
+  between: string;
+  close: string;
+}
+
+/**
+ * The frame of a `multipart/alternative` message of a text and an HTML part whose fields are plain
+ * (`plainFields`), in nodemailer's bytes for its boundary made of `base` (16 hex digits, its own
+ * `baseBoundary`); each part goes in whole, its own header fields first. Null otherwise.
+ */
+export function plainAlternative(o: HeadOptions, base: string): AlternativeFrame | null {
+  if (o.text === undefined || o.html === undefined || !/^[0-9a-f]{16}$/.test(base)) return null;
+  const fields = plainFields(o);
+  if (fields === null) return null;
+  const boundary = `--_NmP-${base}-Part_1`;
+  return {
+    head: `${fields}Content-Type: multipart/alternative;\r\n boundary="${boundary}"\r\n`,
+    open: `--${boundary}\r\n`,
+    between: `\r\n--${boundary}\r\n`,
+    close: `\r\n--${boundary}--\r\n`,
+  };
 }

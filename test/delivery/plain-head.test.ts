@@ -1,7 +1,8 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { describe, expect, it } from 'vitest';
 import { normaliseMessage, splitMessage } from '../../src/dkim/sign.ts';
-import { plainHead as plainHeadOf } from '../../src/delivery/plain-head.ts';
+import { writeMime } from '../../src/delivery/mime-write.ts';
+import { plainAlternative, plainHead as plainHeadOf } from '../../src/delivery/plain-head.ts';
 
 /** A one-part message's fields, as delivery maps a stored message to the builder's options. */
 interface HeadFields {
@@ -120,6 +121,34 @@ describe('a plain head written without the MIME builder', () => {
     expect(cases).toBeGreaterThan(40);
     // The common shapes take the direct path; if none did, this test would compare nothing.
     expect(written).toBeGreaterThanOrEqual(15);
+  });
+
+  it('frames a text and an HTML alternative in the bytes nodemailer writes for the same boundary', () => {
+    const BASE = '0123456789abcdef';
+    // Each part stands in whole, its own header fields included, as delivery fills it in.
+    const parts = { text: { raw: 'TEXT-PART-MARKER' }, html: { raw: 'HTML-PART-MARKER' } };
+    const alternative = (f: HeadFields) => ({ ...options(f), text: 'x', html: 'x' });
+    let written = 0;
+    const check = (f: HeadFields) => {
+      const frame = plainAlternative(alternative(f), BASE);
+      if (frame === null) return expect(plainHead(f), JSON.stringify(f)).toBeNull();
+      written++;
+      const ours = `${frame.head}\r\n${frame.open}${parts.text.raw}${frame.between}${parts.html.raw}${frame.close}`;
+      const root = new MailComposer({ ...alternative(f), ...parts, baseBoundary: BASE }).compile();
+      expect(ours, JSON.stringify(f)).toBe(normaliseMessage(writeMime(root)).toString('latin1'));
+    };
+    for (const from of MAILBOXES) check({ ...base, from });
+    for (const to of MAILBOXES) check({ ...base, to: [to] });
+    for (let i = 0; i < MAILBOXES.length - 1; i++) check({ ...base, to: [MAILBOXES[i]!, MAILBOXES[i + 1]!], cc: [MAILBOXES[i]!], replyTo: [MAILBOXES[i + 1]!] });
+    for (const subject of SUBJECTS) check({ ...base, subject });
+    check({ ...base, feedbackId: `broadcast:1:${'h'.repeat(70)}` });
+    check({ ...base, headers: { 'X-Campaign': 'spring' } });
+    check({ ...base, to: [], cc: [] });
+    expect(written).toBeGreaterThanOrEqual(15);
+    // Only a text and an HTML part together, and a boundary of nodemailer's shape.
+    expect(plainAlternative(options(base), BASE)).toBeNull();
+    expect(plainAlternative(alternative(base), 'not-hex-digits!!')).toBeNull();
+    expect(plainAlternative({ ...alternative(base), attachments: [{ filename: 'a.txt', content: 'eA==' }] }, BASE)).toBeNull();
   });
 
   it('leaves to nodemailer what needs quoting, encoding, folding, or the customer own fields', () => {

@@ -25,6 +25,8 @@ describe.each(STORES)('DKIM signing in worker threads (%s)', (kind) => {
         attachments: [{ filename: 'a.txt', content: Buffer.from('attached').toString('base64'), content_type: 'text/plain' }],
       }),
       await env.send({ to: 'three@dest.test', html: '<p>Grüße aus Köln</p>', subject: 'Grüße' }),
+      // Plain fields, a text and an HTML part: the frame is written without nodemailer.
+      await env.send({ to: 'four@dest.test', html: '<p>Your order has shipped.</p>', text: 'Your order has shipped.' }),
     ];
     const domain = (await domainsRepo.byName(db, FROM_DOMAIN))!;
     const keys = [{ domain: domain.name, selector: domain.selector, algorithm: 'rsa-sha256' as const, privateKeyPem: domain.dkim_private_key }];
@@ -61,8 +63,10 @@ describe.each(STORES)('DKIM signing in worker threads (%s)', (kind) => {
       expect(await mailauthVerdict(copy, env.dns.address)).toStrictEqual(['pass']);
     }
     expect((await shown(threaded[3]!.raw)).html).toContain(`<p>Only for you, ${ids[1]}</p>`);
+    expect(await shown(threaded[6]!.raw)).toMatchObject({ text: 'Your order has shipped.', html: '<p>Your order has shipped.</p>' });
+    expect(threaded[6]!.raw.toString('latin1')).toMatch(/\r\nContent-Type: multipart\/alternative;\r\n boundary="--_NmP-[0-9a-f]{16}-Part_1"\r\n/);
     // Each message's MIME was built once in its thread, its second copy came from the cache.
-    expect(threaded.map((c) => c.built)).toStrictEqual([true, false, true, false, true, false]);
+    expect(threaded.map((c) => c.built)).toStrictEqual([true, false, true, false, true, false, true, false]);
   });
 
   it('a light copy is not kept waiting behind a heavy copy its thread is encoding: it is built beside it, signed alike', async () => {
