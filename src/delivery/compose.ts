@@ -137,20 +137,29 @@ async function prepareFields(row: MessageRow, content: FieldsContent, senderId: 
   const options = fieldsOptions(row, content, senderId);
   const slots = (['text', 'html'] as const).filter((slot) => content[slot] !== null);
   const stored = slots.reduce((n, slot) => n + Buffer.byteLength(content[slot]!), 0);
+  const prepared = (head: Buffer, body: (Buffer | Slot)[], single: Slot | null, size: number): PreparedMessage => ({
+    message: message(row),
+    html: content.html,
+    text: content.text,
+    head,
+    body,
+    single,
+    ...sharedParts(content, body, single),
+    size,
+  });
   if (content.attachments.length === 0 && slots.length === 1) {
     // One part, so the body is that part and its transfer encoding comes with each copy's own.
     const single = slots[0]!;
     const head = Buffer.from(singlePartHead(options({ [single]: 'x' })), 'latin1');
     const body = [single];
-    return { message: message(row), html: content.html, text: content.text, head, body, single, ...sharedParts(content, body, single), size: head.length + stored };
+    return prepared(head, body, single, head.length + stored);
   }
   const frame = content.attachments.length === 0 && slots.length === 2 ? plainAlternative(options({ text: 'x', html: 'x' }), randomHex(8)) : null;
   if (frame) {
     // A text and an HTML part with plain fields: the frame written directly, as nodemailer would.
     const head = Buffer.from(frame.head, 'latin1');
     const body = [Buffer.from(frame.open), 'text' as const, Buffer.from(frame.between), 'html' as const, Buffer.from(frame.close)];
-    const size = head.length + frame.open.length + frame.between.length + frame.close.length + stored;
-    return { message: message(row), html: content.html, text: content.text, head, body, single: null, ...sharedParts(content, body, null), size };
+    return prepared(head, body, null, head.length + frame.open.length + frame.between.length + frame.close.length + stored);
   }
   // Markers in place of the text parts, so the rest is built (and encoded) once.
   const marker = (slot: Slot) => `mailsvc-${slot}-part-${randomHex(12)}`;
@@ -159,8 +168,7 @@ async function prepareFields(row: MessageRow, content: FieldsContent, senderId: 
   const raw = await compose(options(Object.fromEntries(Object.entries(markers).map(([slot, m]) => [slot, { raw: m }]))));
   const { head, body: shared } = splitMessage(normaliseMessage(raw));
   const body = splitAtMarkers(shared, markers);
-  const size = head.length + shared.length + stored;
-  return { message: message(row), html: content.html, text: content.text, head, body, single: null, ...sharedParts(content, body, null), size };
+  return prepared(head, body, null, head.length + shared.length + stored);
 }
 
 /**

@@ -61,19 +61,20 @@ export class WalSync {
   }
 
   private async sync(): Promise<void> {
-    if (this.wal === null) {
-      try {
-        this.wal = await openFile(this.walFile, 'r');
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        // No WAL yet means the write went to the database file itself.
-        await syncOnce(this.dbFile);
-        completed += 1;
-        return;
-      }
-    }
-    await datasync(this.wal);
+    this.wal ??= await openIfPresent(this.walFile);
+    // No WAL yet means the write went to the database file itself.
+    if (this.wal === null) await syncOnce(this.dbFile);
+    else await datasync(this.wal);
     completed += 1;
+  }
+}
+
+async function openIfPresent(file: string): Promise<number | null> {
+  try {
+    return await openFile(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
   }
 }
 
