@@ -85,6 +85,7 @@ function groupOfName(comm: string): string {
   if (/libuv/i.test(comm)) return 'libuv';
   if (/^V8|DelayedTask|Platform/i.test(comm)) return 'V8 platform';
   if (/sign/i.test(comm)) return 'workers(sign)';
+  if (/smtp-in/i.test(comm)) return 'workers(submission)';
   if (/WorkerThread/i.test(comm)) return 'workers';
   return 'other';
 }

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from '../core/ports.ts';
+import { nameThisThread } from '../threads/name.ts';
 import { CopyBuilder, type CopyJob } from './copy-builder.ts';
 
 /** What the pool posts: several copies at once, each with the pool's sequence number. */
@@ -14,6 +15,7 @@ export type SignResult = { seq: number; raw: Uint8Array; built: boolean } | { se
 // soon as it is ready, so the first copies of a batch are on their way while the thread signs the
 // rest. Its cache holds the messages the pool routes to it (by message id).
 const port = parentPort!;
+nameThisThread('mailsvc-sign');
 const builder = new CopyBuilder(systemClock, (workerData as { maxCachedBytes: number }).maxCachedBytes);
 
 async function signBatch({ jobs }: SignBatch): Promise<void> {

@@ -1,0 +1,107 @@
+import nodemailer from 'nodemailer';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { Logger } from '../../src/core/ports.ts';
+import { startSubmissionListeners } from '../../src/submission/server.ts';
+import { loadTlsCredentials } from '../../src/tls/certificates.ts';
+import { FROM_DOMAIN } from '../delivery/env.ts';
+import { STORES } from '../helpers/stores.ts';
+import { RawSmtp } from '../inbound/smtp-client.ts';
+import { queuedId, submissionEnv, type SubmissionEnv } from './env.ts';
+
+const from = `shop@${FROM_DOMAIN}`;
+const countMessages = async (env: SubmissionEnv) => Number((await env.server.services.db('messages').count({ n: '*' }))[0]!.n);
+
+interface Line {
+  level: string;
+  fields: Record<string, unknown>;
+  msg?: string;
+}
+
+/** A logger that keeps its lines, and lets a test wait for the first one that matches. */
+function recordingLog() {
+  const lines: Line[] = [];
+  const waiters: { match(line: Line): boolean; found(line: Line): void }[] = [];
+  const make = (bindings: Record<string, unknown>): Logger => {
+    const at = (level: string) => (obj: object | string, msg?: string) => {
+      const line = { level, fields: { ...bindings, ...(typeof obj === 'string' ? {} : obj) }, msg: typeof obj === 'string' ? obj : msg };
+      lines.push(line);
+      for (const w of waiters.filter((w) => w.match(line))) w.found(line);
+    };
+    return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (more) => make({ ...bindings, ...more }) };
+  };
+  return {
+    log: make({}),
+    lines,
+    next: (match: (line: Line) => boolean) =>
+      new Promise<Line>((found) => {
+        const seen = lines.find(match);
+        if (seen) found(seen);
+        else waiters.push({ match, found });
+      }),
+  };
+}
+
+async function listenersOn(env: SubmissionEnv, log: Logger) {
+  const { services, config } = env.server;
+  const tls = await loadTlsCredentials(config.tls, config.dataDir, config.server.hostname, services.log);
+  const listeners = await startSubmissionListeners(
+    {
+      accept: services.accept,
+      authenticate: (t) => services.tenancy.authenticate(t),
+      rateLimit: services.rateLimit,
+      clock: services.clock,
+      log,
+      hostname: 'mail.mailsvc.test',
+    },
+    { ...config.submission, tls },
+  );
+  onTestFinished(() => listeners.close());
+  return listeners;
+}
+
+async function inData(port: number, key: string): Promise<RawSmtp> {
+  const smtp = await RawSmtp.connect(port);
+  await smtp.command('EHLO client.test');
+  expect((await smtp.command(`AUTH PLAIN ${Buffer.from(`\0app\0${key}`).toString('base64')}`)).code).toBe(235);
+  expect((await smtp.command(`MAIL FROM:<${from}>`)).code).toBe(250);
+  expect((await smtp.command('RCPT TO:<a@dest.test>')).code).toBe(250);
+  expect((await smtp.command('DATA')).code).toBe(354);
+  smtp.write(`From: ${from}\r\nSubject: half\r\n\r\n${'half a message\r\n'.repeat(100)}`);
+  return smtp;
+}
+
+const send = (port: number, key: string, subject: string) =>
+  nodemailer
+    .createTransport({ host: '127.0.0.1', port, secure: false, requireTLS: true, tls: { rejectUnauthorized: false }, auth: { user: 'app', pass: key } })
+    .sendMail({ envelope: { from, to: ['ok@dest.test'] }, raw: Buffer.from(`From: ${from}\r\nSubject: ${subject}\r\n\r\nfine\r\n`) });
+
+describe.each(STORES)('SMTP submission sessions on their own thread (%s)', (kind) => {
+  it('a session thread that dies drops its sessions unanswered and stores nothing; it is back on the same ports for the next message', async () => {
+    const env = await submissionEnv(kind);
+    const recorded = recordingLog();
+    const listeners = await listenersOn(env, recorded.log);
+    const smtp = await inData(listeners.ports.submission, env.ws.apiKey);
+
+    await listeners.recycle();
+    await smtp.closed;
+    expect(await countMessages(env)).toBe(0);
+    expect(recorded.lines.filter((l) => l.level === 'error').map((l) => l.msg)).toStrictEqual(['the submission session thread exited (code 1); starting it again']);
+
+    const info = await send(listeners.ports.submission, env.ws.apiKey, 'after the restart');
+    expect(queuedId(info.response)).toBeGreaterThan(0);
+    expect(await countMessages(env)).toBe(1);
+  });
+
+  it("the sessions' log lines come out of the process's log, with the client's address", async () => {
+    const env = await submissionEnv(kind);
+    const recorded = recordingLog();
+    const listeners = await listenersOn(env, recorded.log);
+    const smtp = await inData(listeners.ports.submission, env.ws.apiKey);
+    smtp.destroy();
+
+    const line = await recorded.next((l) => l.msg === 'client left during DATA');
+    expect(line).toMatchObject({ level: 'info', fields: { role: 'submission', phase: 'data', ip: '127.0.0.1' } });
+    expect(line.fields.session).toEqual(expect.any(String));
+    expect(await countMessages(env)).toBe(0);
+  });
+});
