@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
 const TIMED = [
   'test/api/fuzz.test.ts',
   'test/bounces/linear.test.ts',
-  'test/cli/cli.test.ts',
+  'test/cli/reach.test.ts',
   'test/console/messages.test.ts',
   'test/delivery/crash.test.ts',
   'test/delivery/smtp-transport.test.ts',

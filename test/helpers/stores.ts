@@ -1,14 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { adminQuery, databaseUrl } from './pg-template.ts';
+import { adminQuery, databaseUrl } from './templates.ts';
 
 /**
  * The databases a storage or API test runs on: always a real SQLite file, plus PostgreSQL when
  * MAILSVC_TEST_PG_URL is set (each test gets a scratch database of its own, a copy of the run's
- * migrated template, or empty with `empty`).
+ * migrated template, or empty with `empty`; on SQLite, a copy of the migrated file in the store's
+ * dataDir, where the config puts the database).
  */
 export type StoreKind = 'sqlite' | 'pg';
 
@@ -25,6 +26,7 @@ export interface ScratchStore {
 export async function scratchStore(kind: StoreKind, options: { empty?: boolean } = {}): Promise<ScratchStore> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mailsvc-test-'));
   if (kind === 'sqlite') {
+    if (!options.empty) copyFileSync(inject('sqliteTemplate'), join(dataDir, 'mailsvc.sqlite'));
     return {
       kind,
       dataDir,
