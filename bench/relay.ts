@@ -8,7 +8,9 @@
  *
  * Each run prints msgs/s, the CPU per message of what was measured over the same window (mailsvc:
  * all threads of its process, split by thread from /proc/PID/task into main, workers (the
- * signing threads), V8 platform (garbage collection, compilation), libuv and exited threads;
+ * signing threads, `workers(sign)`, and the SMTP session thread, `workers(submission)`, by the
+ * names they give themselves), V8 platform (garbage collection, compilation), libuv and exited
+ * threads;
  * Postfix: the master and all its children, with OpenDKIM for postfix+opendkim; not the load
  * tool nor the sink) and mailsvc's peak RSS. The summary gives per target the median msgs/s, its
  * ratio to Postfix, the median CPU ms/msg, the peak RSS and the thread split of the median run,

@@ -1,22 +1,30 @@
+import type { Logger } from '../core/ports.ts';
+import type { Services } from '../services.ts';
+import type { SubmissionDeps } from '../submission/desk.ts';
 import { startSubmissionListeners } from '../submission/server.ts';
 import { loadTlsCredentials } from '../tls/certificates.ts';
 import type { RoleStarter } from './types.ts';
+
+/** What SMTP submission needs of the services; `log` in place of theirs (a test's, say). */
+export const submissionDeps = (services: Services, log: Logger = services.log): SubmissionDeps => ({
+  accept: services.accept,
+  authenticate: (token) => services.tenancy.authenticate(token),
+  rateLimit: services.rateLimit,
+  clock: services.clock,
+  log,
+  hostname: services.config.server.hostname,
+});
 
 /** SMTP submission for programs that only speak SMTP: STARTTLS on `submission.port`, implicit TLS on `.tlsPort`. */
 export const startSubmissionRole: RoleStarter = async (services) => {
   const { config, log } = services;
   const tls = await loadTlsCredentials(config.tls, config.dataDir, config.server.hostname, log);
-  const listeners = await startSubmissionListeners(
-    {
-      accept: services.accept,
-      authenticate: (token) => services.tenancy.authenticate(token),
-      rateLimit: services.rateLimit,
-      clock: services.clock,
-      log,
-      hostname: config.server.hostname,
-    },
-    { ...config.submission, maxClients: config.submission.maxConnections, maxConnectionsPerIp: config.submission.maxConnectionsPerAddress, tls },
-  );
+  const listeners = await startSubmissionListeners(submissionDeps(services), {
+    ...config.submission,
+    maxClients: config.submission.maxConnections,
+    maxConnectionsPerIp: config.submission.maxConnectionsPerAddress,
+    tls,
+  });
   const { submission, submissions } = listeners.ports;
   log.info(
     { phase: 'start', role: 'submission', port: submission, tls_port: submissions, tls: tls.source },

@@ -1,6 +1,11 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import { onTestFinished } from 'vitest';
+import type { Logger } from '../../src/core/ports.ts';
+import { submissionDeps } from '../../src/roles/submission.ts';
+import { startSubmissionListeners, type SubmissionThread } from '../../src/submission/server.ts';
+import type { SubmissionOptions } from '../../src/submission/sessions.ts';
+import { loadTlsCredentials } from '../../src/tls/certificates.ts';
 import { deliveryEnv, type DeliveryEnv, type EnvOptions } from '../delivery/env.ts';
 import type { StoreKind } from '../helpers/stores.ts';
 
@@ -60,4 +65,13 @@ export async function refusal(promise: Promise<unknown>): Promise<{ code: number
     return { code: e.responseCode ?? 0, response: e.response ?? e.message };
   }
   throw new Error('expected the server to refuse');
+}
+
+/** A second pair of listeners on the env's services, with options a test can reach quickly and, if given, a log of its own. */
+export async function listenersOn(env: SubmissionEnv, options: Partial<SubmissionOptions> = {}, log?: Logger): Promise<SubmissionThread> {
+  const { services, config } = env.server;
+  const tls = await loadTlsCredentials(config.tls, config.dataDir, config.server.hostname, services.log);
+  const listeners = await startSubmissionListeners(submissionDeps(services, log), { ...config.submission, tls, ...options });
+  onTestFinished(() => listeners.close());
+  return listeners;
 }

@@ -1,10 +1,8 @@
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { startSubmissionListeners } from '../../src/submission/server.ts';
-import { loadTlsCredentials } from '../../src/tls/certificates.ts';
+import { describe, expect, it } from 'vitest';
 import { FROM_DOMAIN } from '../delivery/env.ts';
 import { STORES } from '../helpers/stores.ts';
 import { RawSmtp, type Reply } from '../inbound/smtp-client.ts';
-import { queuedId, submissionEnv, type SubmissionEnv } from './env.ts';
+import { listenersOn, queuedId, submissionEnv, type SubmissionEnv } from './env.ts';
 
 const from = `shop@${FROM_DOMAIN}`;
 const countMessages = async (env: SubmissionEnv) => Number((await env.server.services.db('messages').count({ n: '*' }))[0]!.n);
@@ -99,28 +97,9 @@ describe.each(STORES)('SMTP submission under hostile sessions (%s)', (kind) => {
     expect(rows.map((r: { address: string }) => r.address)).toStrictEqual(['ok@dest.test']);
   });
 
-  /** A second listener on the env's services, with limits a test can reach quickly. */
-  async function listenersWith(env: SubmissionEnv, limits: { socketTimeoutMs?: number; maxConnectionsPerIp?: number }) {
-    const { services, config } = env.server;
-    const tls = await loadTlsCredentials(config.tls, config.dataDir, config.server.hostname, services.log);
-    const listeners = await startSubmissionListeners(
-      {
-        accept: services.accept,
-        authenticate: (t) => services.tenancy.authenticate(t),
-        rateLimit: services.rateLimit,
-        clock: services.clock,
-        log: services.log,
-        hostname: 'mail.mailsvc.test',
-      },
-      { ...config.submission, tls, ...limits },
-    );
-    onTestFinished(() => listeners.close());
-    return listeners;
-  }
-
   it('an address past its connection limit gets 421 4.7.0 at the greeting; a closed connection frees its slot', async () => {
     const env = await submissionEnv(kind);
-    const listeners = await listenersWith(env, { maxConnectionsPerIp: 3 });
+    const listeners = await listenersOn(env, { maxConnectionsPerIp: 3 });
     const held = await Promise.all([1, 2, 3].map(() => RawSmtp.connect(listeners.ports.submission)));
     expect(held.map((c) => c.greeting.code)).toStrictEqual([220, 220, 220]);
     const fourth = await RawSmtp.connect(listeners.ports.submission);
@@ -141,7 +120,7 @@ describe.each(STORES)('SMTP submission under hostile sessions (%s)', (kind) => {
 
   it('an idle connection is closed with 421 after the socket timeout', async () => {
     const env = await submissionEnv(kind);
-    const listeners = await listenersWith(env, { socketTimeoutMs: 1000 });
+    const listeners = await listenersOn(env, { socketTimeoutMs: 1000 });
     const idle = await RawSmtp.connect(listeners.ports.submission);
     const authIdle = await authenticated(listeners.ports.submission, env.ws.apiKey);
     const [plain, authed] = await Promise.all([repliesUntilClosed(idle), repliesUntilClosed(authIdle)]);

@@ -1,12 +1,11 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import nodemailer from 'nodemailer';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Logger } from '../../src/core/ports.ts';
-import { startSubmissionListeners } from '../../src/submission/server.ts';
-import { loadTlsCredentials } from '../../src/tls/certificates.ts';
 import { FROM_DOMAIN } from '../delivery/env.ts';
 import { STORES } from '../helpers/stores.ts';
 import { RawSmtp } from '../inbound/smtp-client.ts';
-import { queuedId, submissionEnv, type SubmissionEnv } from './env.ts';
+import { listenersOn, queuedId, submissionEnv, type SubmissionEnv } from './env.ts';
 
 const from = `shop@${FROM_DOMAIN}`;
 const countMessages = async (env: SubmissionEnv) => Number((await env.server.services.db('messages').count({ n: '*' }))[0]!.n);
@@ -41,24 +40,6 @@ function recordingLog() {
   };
 }
 
-async function listenersOn(env: SubmissionEnv, log: Logger) {
-  const { services, config } = env.server;
-  const tls = await loadTlsCredentials(config.tls, config.dataDir, config.server.hostname, services.log);
-  const listeners = await startSubmissionListeners(
-    {
-      accept: services.accept,
-      authenticate: (t) => services.tenancy.authenticate(t),
-      rateLimit: services.rateLimit,
-      clock: services.clock,
-      log,
-      hostname: 'mail.mailsvc.test',
-    },
-    { ...config.submission, tls },
-  );
-  onTestFinished(() => listeners.close());
-  return listeners;
-}
-
 async function inData(port: number, key: string): Promise<RawSmtp> {
   const smtp = await RawSmtp.connect(port);
   await smtp.command('EHLO client.test');
@@ -79,7 +60,7 @@ describe.each(STORES)('SMTP submission sessions on their own thread (%s)', (kind
   it('a session thread that dies drops its sessions unanswered and stores nothing; it is back on the same ports for the next message', async () => {
     const env = await submissionEnv(kind);
     const recorded = recordingLog();
-    const listeners = await listenersOn(env, recorded.log);
+    const listeners = await listenersOn(env, {}, recorded.log);
     const smtp = await inData(listeners.ports.submission, env.ws.apiKey);
 
     await listeners.recycle();
@@ -95,7 +76,7 @@ describe.each(STORES)('SMTP submission sessions on their own thread (%s)', (kind
   it("the sessions' log lines come out of the process's log, with the client's address", async () => {
     const env = await submissionEnv(kind);
     const recorded = recordingLog();
-    const listeners = await listenersOn(env, recorded.log);
+    const listeners = await listenersOn(env, {}, recorded.log);
     const smtp = await inData(listeners.ports.submission, env.ws.apiKey);
     smtp.destroy();
 
@@ -103,5 +84,11 @@ describe.each(STORES)('SMTP submission sessions on their own thread (%s)', (kind
     expect(line).toMatchObject({ level: 'info', fields: { role: 'submission', phase: 'data', ip: '127.0.0.1' } });
     expect(line.fields.session).toEqual(expect.any(String));
     expect(await countMessages(env)).toBe(0);
+  });
+
+  it('names its thread mailsvc-smtp-in, as top -H and ps -L show it', async () => {
+    await submissionEnv(kind);
+    const names = readdirSync('/proc/self/task').map((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim());
+    expect(names).toContain('mailsvc-smtp-in');
   });
 });
