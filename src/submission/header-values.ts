@@ -1,4 +1,5 @@
-import { MailParser, type AddressObject } from 'mailparser';
+import { createRequire } from 'node:module';
+import type { AddressObject } from 'mailparser';
 import type { RawField } from './headers.ts';
 
 /** The header values a submission is read for, as mailparser's `simpleParser` gives them. */
@@ -24,13 +25,22 @@ interface HeaderProcessor {
  * no state between calls, so one instance serves every message. test/submission/header-values
  * checks it against `simpleParser` on the cases that matter.
  */
-const reader = new MailParser() as unknown as HeaderProcessor;
+let reader: HeaderProcessor | null = null;
+
+/** Loaded at the first submission: mailparser and its charset tables are a quarter of a CLI command's start. */
+function headerReader(): HeaderProcessor {
+  if (!reader) {
+    const { MailParser } = createRequire(import.meta.url)('mailparser') as typeof import('mailparser');
+    reader = new MailParser() as unknown as HeaderProcessor;
+  }
+  return reader;
+}
 
 /** The fields read; every other one (Received, DKIM-Signature, List-*) is passed over unparsed. */
 const READ = new Set(['from', 'sender', 'to', 'cc', 'reply-to', 'subject', 'message-id']);
 
 export function headerValues(fields: RawField[]): HeaderValues {
-  const headers = reader.processHeaders(fields.filter((f) => READ.has(f.name)).map((f) => ({ key: f.name, line: f.raw })));
+  const headers = headerReader().processHeaders(fields.filter((f) => READ.has(f.name)).map((f) => ({ key: f.name, line: f.raw })));
   return {
     from: headers.get('from') as AddressObject | undefined,
     sender: headers.get('sender') as AddressObject | undefined,
