@@ -3,8 +3,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Logger } from '../core/ports.ts';
 import { SmtpReplyError } from '../core/smtp-reply.ts';
-import type { SubmissionDesk } from './desk.ts';
 import { nameThisThread } from '../threads/name.ts';
+import type { SubmissionDesk } from './desk.ts';
 import { listenForSessions, type SubmissionListeners } from './sessions.ts';
 import { postable, SESSION_THREAD_NAME, type DeskQuestion, type FromSessions, type LogLevel, type SessionThreadData, type ToSessions } from './thread-protocol.ts';
 

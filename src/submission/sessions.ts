@@ -13,7 +13,7 @@ import type { SubmissionDesk } from './desk.ts';
 import { PromptGreetingServer } from './prompt-greeting.ts';
 import { refuse } from './replies.ts';
 
-export const MAX_RECIPIENTS = 100;
+const MAX_RECIPIENTS = 100;
 /** Connections one address may hold (`submission.maxConnectionsPerAddress`); applications behind one NAT address share it. */
 const MAX_CONNECTIONS_PER_IP = 10;
 

@@ -29,12 +29,18 @@ export type ToSessions =
   | { t: 'answer'; id: number; error: string }
   | { t: 'close' };
 
-/** An object to log, with errors as plain fields: what a thread can post (and the log prints). */
+/**
+ * An object to log as it can cross threads: an error as its plain fields, an instance of any other
+ * class (a socket, say) as its text, since one that cannot be copied would fail the post.
+ */
 export function postable(obj: object | string): object | string {
   if (typeof obj === 'string') return obj;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(obj)) {
-    out[key] = value instanceof Error ? { type: value.name, message: value.message, code: (value as { code?: unknown }).code, stack: value.stack } : value;
+    if (value instanceof Error) out[key] = { type: value.name, message: value.message, code: (value as { code?: unknown }).code, stack: value.stack };
+    else if (typeof value === 'function') out[key] = String(value.name);
+    else if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.getPrototypeOf(value) !== Object.prototype) out[key] = String(value);
+    else out[key] = value;
   }
   return out;
 }
