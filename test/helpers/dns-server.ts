@@ -118,22 +118,31 @@ export async function startTestDns(): Promise<TestDns> {
     void send(response).catch(() => undefined);
   };
 
-  const udp = dns2.createUDPServer(handle as never);
-  await udp.listen(0, '127.0.0.1');
-  const port = (udp.address() as AddressInfo).port;
-
   const tcp = dns2.createTCPServer(handle as never);
   const sockets = new Set<Socket>();
   tcp.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  // The UDP port is free on TCP in all but rare cases; if it is taken, TCP fallback is lost
-  // only for that server, so the answer stays usable for everything but oversized replies.
-  await new Promise<void>((resolve) => {
-    tcp.once('error', () => resolve());
-    tcp.listen(port, '127.0.0.1', () => resolve());
-  });
+  // A resolver falls back to TCP on the port it asked over UDP. A port free on UDP is now and
+  // then taken on TCP (another test's listener): then both are opened again on another port.
+  let udp = dns2.createUDPServer(handle as never);
+  let port = 0;
+  for (let attempt = 1; ; attempt++) {
+    await udp.listen(0, '127.0.0.1');
+    port = (udp.address() as AddressInfo).port;
+    const bound = await new Promise<boolean>((resolve) => {
+      const failed = () => resolve(false);
+      tcp.once('error', failed);
+      tcp.listen(port, '127.0.0.1', () => {
+        tcp.off('error', failed);
+        resolve(true);
+      });
+    });
+    if (bound || attempt === 20) break;
+    await new Promise<void>((resolve) => udp.close(() => resolve()));
+    udp = dns2.createUDPServer(handle as never);
+  }
 
   const toWire = (type: TestRecordType, record: unknown): unknown => {
     if (type === 'TXT') return { data: chunkTxt(record as string) };
