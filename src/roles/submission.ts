@@ -1,6 +1,7 @@
 import type { Logger } from '../core/ports.ts';
 import type { Services } from '../services.ts';
 import type { SubmissionDeps } from '../submission/desk.ts';
+import { warmHeaderReader } from '../submission/header-values.ts';
 import { startSubmissionListeners } from '../submission/server.ts';
 import { loadTlsCredentials } from '../tls/certificates.ts';
 import type { RoleStarter } from './types.ts';
@@ -18,6 +19,7 @@ export const submissionDeps = (services: Services, log: Logger = services.log): 
 /** SMTP submission for programs that only speak SMTP: STARTTLS on `submission.port`, implicit TLS on `.tlsPort`. */
 export const startSubmissionRole: RoleStarter = async (services) => {
   const { config, log } = services;
+  warmHeaderReader();
   const tls = await loadTlsCredentials(config.tls, config.dataDir, config.server.hostname, log);
   const listeners = await startSubmissionListeners(submissionDeps(services), {
     ...config.submission,

@@ -36,6 +36,11 @@ function headerReader(): HeaderProcessor {
   return reader;
 }
 
+/** Loads the reader now, so a listener's first message does not wait on the load. */
+export function warmHeaderReader(): void {
+  headerReader();
+}
+
 /** The fields read; every other one (Received, DKIM-Signature, List-*) is passed over unparsed. */
 const READ = new Set(['from', 'sender', 'to', 'cc', 'reply-to', 'subject', 'message-id']);
 
