@@ -1,5 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import { SmtpReplyError } from '../core/smtp-reply.ts';
+import { coalescingPoster, type Coalesced } from '../threads/coalesce.ts';
 import { startWorker } from '../threads/start.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import { submissionDesk, type SessionRef, type SubmissionDeps, type SubmissionDesk } from './desk.ts';
@@ -103,7 +104,13 @@ function ask(desk: SubmissionDesk, question: DeskQuestion, args: unknown[]): Pro
 
 function startSessionThread(desk: SubmissionDesk, data: SessionThreadData, log: SubmissionDeps['log']): Promise<SessionThread> {
   const worker: Worker = startWorker(import.meta.url, 'session-thread', { name: SESSION_THREAD_NAME, workerData: data });
-  const send = (message: ToSessions) => worker.postMessage(message);
+  const send = coalescingPoster<ToSessions>(
+    (batch, transfer) => worker.postMessage(batch, transfer),
+    (message, err) => {
+      // An answer that cannot cross (never expected: the desk answers plain data) fails that session's command alone.
+      if (message.t === 'answer') send({ t: 'answer', id: message.id, error: `the answer could not reach the session: ${err.message}` });
+    },
+  );
   const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
   let closed: (() => void) | null = null;
 
@@ -136,7 +143,7 @@ function startSessionThread(desk: SubmissionDesk, data: SessionThreadData, log: 
       reject(err);
     });
     void exited.then((code) => reject(new Error(`the submission session thread exited with code ${code} before it listened`)));
-    worker.on('message', (message: FromSessions) => {
+    const receive = (message: FromSessions) => {
       switch (message.t) {
         case 'ask':
           answer(message.id, ask(desk, message.question, message.args));
@@ -157,6 +164,7 @@ function startSessionThread(desk: SubmissionDesk, data: SessionThreadData, log: 
           closed?.();
           return;
       }
-    });
+    };
+    worker.on('message', (batch: Coalesced<FromSessions>) => batch.messages.forEach(receive));
   });
 }

@@ -3,6 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Logger } from '../core/ports.ts';
 import { SmtpReplyError } from '../core/smtp-reply.ts';
+import { coalescingPoster, type Coalesced } from '../threads/coalesce.ts';
 import { nameThisThread } from '../threads/name.ts';
 import type { SubmissionDesk } from './desk.ts';
 import { listenForSessions, type SubmissionListeners } from './sessions.ts';
@@ -11,7 +12,33 @@ import { postable, SESSION_THREAD_NAME, type DeskQuestion, type FromSessions, ty
 const port = parentPort!;
 nameThisThread(SESSION_THREAD_NAME);
 const { options, hostname } = workerData as SessionThreadData;
-const post = (message: FromSessions, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer);
+interface Waiting {
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+}
+const waiting = new Map<number, Waiting>();
+let seq = 0;
+
+/** The question `id` waits no longer: its answer has come, or it could not be asked. */
+function settle(id: number): Waiting | undefined {
+  const answer = waiting.get(id);
+  waiting.delete(id);
+  return answer;
+}
+
+const post = coalescingPoster<FromSessions>(
+  (batch, transfer) => port.postMessage(batch, transfer),
+  (message, err) => {
+    if (message.t === 'ask') return settle(message.id)?.reject(err);
+    post({
+      t: 'log',
+      level: 'error',
+      bindings: { role: 'submission' },
+      obj: postable({ err }),
+      msg: `a message of the session thread could not be posted (${message.t})`,
+    });
+  },
+);
 
 function threadLog(bindings: Record<string, unknown>): Logger {
   const at =
@@ -20,13 +47,6 @@ function threadLog(bindings: Record<string, unknown>): Logger {
       post({ t: 'log', level, bindings, obj: postable(obj), msg });
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (more) => threadLog({ ...bindings, ...more }) };
 }
-
-interface Waiting {
-  resolve(value: unknown): void;
-  reject(err: Error): void;
-}
-const waiting = new Map<number, Waiting>();
-let seq = 0;
 
 function ask<T>(question: DeskQuestion, args: unknown[], transfer?: ArrayBuffer[]): Promise<T> {
   const id = ++seq;
@@ -47,18 +67,19 @@ const desk: SubmissionDesk = {
 const log = threadLog({ role: 'submission' });
 let listeners: SubmissionListeners | null = null;
 
-port.on('message', (message: ToSessions) => {
+port.on('message', (batch: Coalesced<ToSessions>) => batch.messages.forEach(receive));
+
+function receive(message: ToSessions): void {
   if (message.t === 'close') {
     void (listeners?.close() ?? Promise.resolve()).then(() => post({ t: 'closed' }));
     return;
   }
-  const answer = waiting.get(message.id);
+  const answer = settle(message.id);
   if (!answer) return;
-  waiting.delete(message.id);
   if ('value' in message) answer.resolve(message.value);
   else if ('refusal' in message) answer.reject(new SmtpReplyError(message.refusal.reply, message.refusal.reason));
   else answer.reject(new Error(message.error));
-});
+}
 
 listenForSessions(desk, options, hostname, log).then(
   (started) => {
