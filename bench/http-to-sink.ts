@@ -21,7 +21,7 @@
  *
  * via: how mailsvc reaches the sink: `mx` (MX records on a loopback DNS server), `relayhost`
  * (`delivery.relayHost`, no DNS at all), or `both` (targets mailsvc and mailsvc+relayhost, run
- * for run). Postfix always relays to its relayhost.
+ * for run). Postfix always relays to its relayhost. MAILSVC_BENCH_WARMUP=N: as in `relay.ts`.
  *
  *   npm run bench -- http-to-sink [messages=20000] [connections=20] [bytes=5120] [runs=3] [via=mx|relayhost|both]
  */

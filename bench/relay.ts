@@ -25,6 +25,10 @@
  * (`delivery.relayHost`, no DNS at all), or `both` (targets mailsvc and mailsvc+relayhost, run
  * for run). Postfix always relays to its relayhost.
  *
+ * MAILSVC_BENCH_WARMUP=N sends every target N messages first through the same path, not measured:
+ * the figures are then those of a warm process (mailsvc past its JIT compilation, Postfix with
+ * its processes started), not of a fresh one.
+ *
  *   npm run bench -- relay [messages=20000] [sessions=20] [bytes=5120] [runs=3] [via=mx|relayhost|both]
  */
 import { relayBench, type Via } from './lib/relay.ts';

@@ -30,6 +30,12 @@ export interface RelayOptions {
   runs: number;
   /** How mailsvc reaches the sink: MX records on a loopback DNS server, `delivery.relayHost`, or both run for run. */
   via: Via;
+  /**
+   * Messages each target is sent first, unmeasured, through the same path (`MAILSVC_BENCH_WARMUP`;
+   * 0: none): the measured window then starts warm, past the process's first seconds of JIT
+   * compilation, and its figures are the steady state rather than a fresh process's.
+   */
+  warmup: number;
 }
 
 type Target = 'postfix' | 'postfix+opendkim' | 'mailsvc' | 'mailsvc+relayhost' | 'mailsvc+address';
@@ -78,14 +84,22 @@ function onChange(read: () => number, beat: () => void): () => void {
  * 30 s pass without progress (the source accepting, the sink counting). `context` adds what
  * explains a stall (a maillog tail). Returns seconds until all was accepted and until all arrived.
  */
-async function sendAndDrain(target: Target, opts: RelayOptions, sink: Sink, load: () => Load, context: () => string): Promise<{ accepted: number; drained: number }> {
+async function sendAndDrain(
+  what: string,
+  opts: RelayOptions,
+  sink: Sink,
+  load: () => Load,
+  context: () => string,
+  /** Messages the sink already counted (a warm-up's). */
+  counted = 0,
+): Promise<{ accepted: number; drained: number }> {
   const t0 = performance.now();
   const seconds = () => (performance.now() - t0) / 1000;
   const sent = load();
   const stopLoad = started(() => sent.stop());
-  const tally = () => `accepted ${fmt(sent.accepted())}/${fmt(opts.total)}, sink ${fmt(sink.count())}/${fmt(opts.total)}`;
+  const tally = () => `accepted ${fmt(sent.accepted())}/${fmt(opts.total)}, sink ${fmt(sink.count() - counted)}/${fmt(opts.total)}`;
   await watched(
-    () => `${target} to accept the load (${tally()})${context()}`,
+    () => `${what} to accept the load (${tally()})${context()}`,
     QUIET_MS,
     async (beat) => {
       const stopPolling = onChange(() => sent.accepted() + sink.count(), beat);
@@ -99,12 +113,12 @@ async function sendAndDrain(target: Target, opts: RelayOptions, sink: Sink, load
   const accepted = seconds();
   await stopLoad();
   await watched(
-    () => `${target} to deliver to the sink (${tally()})${context()}`,
+    () => `${what} to deliver to the sink (${tally()})${context()}`,
     QUIET_MS,
     async (beat) => {
       const stopPolling = onChange(() => sink.count(), beat);
       try {
-        await sink.reached(opts.total);
+        await sink.reached(counted + opts.total);
       } finally {
         stopPolling();
       }
@@ -113,10 +127,28 @@ async function sendAndDrain(target: Target, opts: RelayOptions, sink: Sink, load
   return { accepted, drained: seconds() };
 }
 
+/**
+ * The warm-up (`opts.warmup` messages through `load(count)`, drained at the sink), then the measured
+ * load, with `measure` called right before the measured window opens and its value kept.
+ */
+async function warmThenSend<M>(
+  target: Target,
+  opts: RelayOptions,
+  sink: Sink,
+  load: (count: number) => Load,
+  context: () => string,
+  measure: () => M,
+): Promise<{ accepted: number; drained: number; before: M }> {
+  if (opts.warmup > 0) await sendAndDrain(`${target} (warm-up)`, { ...opts, total: opts.warmup }, sink, () => load(opts.warmup), context);
+  const before = measure();
+  const t = await sendAndDrain(target, opts, sink, () => load(opts.total), context, opts.warmup);
+  return { ...t, before };
+}
+
 /** A moment more after the last message, to see that nothing more arrives. */
-async function settle(sink: Sink): Promise<number> {
+async function settle(sink: Sink, warmup: number): Promise<number> {
   await new Promise((resolve) => setTimeout(resolve, 2000));
-  return sink.count();
+  return sink.count() - warmup;
 }
 
 async function newSink(): Promise<Sink> {
@@ -135,16 +167,16 @@ async function throughPostfix(opts: RelayOptions, dkim: boolean): Promise<Run> {
     postfix = await startPostfix({ relayTo: sink.port, dkimDomain: dkim ? 'bench.test' : undefined });
     const instance = postfix;
     const stopPostfix = started(() => instance.stop());
-    const cpuBefore = postfix.cpuSeconds();
-    const t = await sendAndDrain(
+    const t = await warmThenSend(
       target,
       opts,
       sink,
-      () => startSmtpSource(instance.port, { total: opts.total, sessions: opts.sessions, bytes: opts.bytes, from: 'news@bench.test', to: 'user@dest.test' }),
+      (total) => startSmtpSource(instance.port, { total, sessions: opts.sessions, bytes: opts.bytes, from: 'news@bench.test', to: 'user@dest.test' }),
       tail,
+      () => instance.cpuSeconds(),
     );
-    const cpuSeconds = postfix.cpuSeconds() - cpuBefore;
-    const received = await settle(sink);
+    const cpuSeconds = postfix.cpuSeconds() - t.before;
+    const received = await settle(sink, opts.warmup);
     await stopPostfix();
     return { perSecond: opts.total / t.drained, seconds: t.drained, acceptedSeconds: t.accepted, received, cpuSeconds };
   } finally {
@@ -164,7 +196,7 @@ function httpBody(domain: string, bytes: number): string {
 }
 
 /** autocannon: one POST /api/v1/emails per message; fails unless every one is answered 2xx. */
-function httpLoad(port: number, apiKey: string, domain: string, opts: RelayOptions): Load {
+function httpLoad(port: number, apiKey: string, domain: string, opts: RelayOptions, total: number): Load {
   let accepted = 0;
   let instance!: autocannon.Instance;
   const done = new Promise<void>((resolve, reject) => {
@@ -173,14 +205,13 @@ function httpLoad(port: number, apiKey: string, domain: string, opts: RelayOptio
         url: `http://127.0.0.1:${port}/api/v1/emails`,
         method: 'POST',
         connections: opts.sessions,
-        amount: opts.total,
+        amount: total,
         headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
         body: httpBody(domain, opts.bytes),
       },
       (err, result) => {
         if (err) reject(err instanceof Error ? err : new Error(String(err)));
-        else if (result['2xx'] !== opts.total)
-          reject(new Error(`${result['2xx']} of ${opts.total} requests answered 2xx (${result.non2xx} other, ${result.errors} errors)`));
+        else if (result['2xx'] !== total) reject(new Error(`${result['2xx']} of ${total} requests answered 2xx (${result.non2xx} other, ${result.errors} errors)`));
         else resolve();
       },
     );
@@ -227,20 +258,29 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
     });
     const stopServer = started(() => server.stop());
     const port = Number(server.ready[1]);
-    let load: () => Load;
+    let load: (total: number) => Load;
     if (opts.mode === 'smtp') {
       const relay = await authRelay(port, site.apiKey);
       started(() => relay.close());
-      load = () => startSmtpSource(relay.port, { total: opts.total, sessions: opts.sessions, bytes: opts.bytes, from: `news@${site.domain}`, to: 'user@dest.test' });
+      load = (total) => startSmtpSource(relay.port, { total, sessions: opts.sessions, bytes: opts.bytes, from: `news@${site.domain}`, to: 'user@dest.test' });
     } else {
-      load = () => httpLoad(port, site.apiKey, site.domain, opts);
+      load = (total) => httpLoad(port, site.apiKey, site.domain, opts, total);
     }
-    const before = sampleThreads(server.pid);
-    const waits = watchThreadWaits(server.pid);
-    const t = await sendAndDrain(target, opts, sink, load, () => `; mailsvc output tail:\n${server.output().trimEnd().split('\n').slice(-3).join('\n')}`);
+    let waits!: ReturnType<typeof watchThreadWaits>;
+    const t = await warmThenSend(
+      target,
+      opts,
+      sink,
+      load,
+      () => `; mailsvc output tail:\n${server.output().trimEnd().split('\n').slice(-3).join('\n')}`,
+      () => {
+        waits = watchThreadWaits(server.pid);
+        return sampleThreads(server.pid);
+      },
+    );
     waits.stop();
-    const threads = cpuByThread(before, sampleThreads(server.pid), waits.seen);
-    const received = await settle(sink);
+    const threads = cpuByThread(t.before, sampleThreads(server.pid), waits.seen);
+    const received = await settle(sink, opts.warmup);
     const peak = peakRssMb(server.pid);
     await stopServer();
     // What mailsvc itself recorded: every recipient delivered once.
@@ -248,7 +288,7 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
     try {
       const rows = db.prepare('SELECT status, count(*) AS n FROM recipients GROUP BY status').all() as { status: string; n: number }[];
       const delivered = rows.find((r) => r.status === 'delivered')?.n ?? 0;
-      if (delivered !== opts.total) throw new Error(`${target}: mailsvc recorded ${JSON.stringify(rows)}, not ${opts.total} delivered`);
+      if (delivered !== opts.warmup + opts.total) throw new Error(`${target}: mailsvc recorded ${JSON.stringify(rows)}, not ${opts.warmup + opts.total} delivered`);
     } finally {
       db.close();
     }
@@ -272,8 +312,11 @@ function runLine(run: number, target: Target, r: Run, opts: RelayOptions): strin
 /** The run with the median msgs/s (the lower of the two middle ones for an even count). */
 const medianRun = (runs: Run[]): Run => [...runs].sort((a, b) => a.perSecond - b.perSecond)[(runs.length - 1) >> 1];
 
-export async function relayBench(opts: RelayOptions): Promise<void> {
-  const name = opts.mode === 'smtp' ? 'relay' : 'http-to-sink';
+export async function relayBench(given: Omit<RelayOptions, 'warmup'>): Promise<void> {
+  const name = given.mode === 'smtp' ? 'relay' : 'http-to-sink';
+  const warmup = Number(process.env.MAILSVC_BENCH_WARMUP ?? 0);
+  if (!Number.isInteger(warmup) || warmup < 0) throw new Error(`MAILSVC_BENCH_WARMUP must be a whole number of messages, not ${process.env.MAILSVC_BENCH_WARMUP}`);
+  const opts: RelayOptions = { ...given, warmup };
   stopAllOnSignals();
   try {
     await bench(name, opts);
@@ -313,7 +356,8 @@ async function bench(name: string, opts: RelayOptions): Promise<void> {
   ];
   const targets = all.filter((t) => !only || only.includes(t) || (t.startsWith('mailsvc') && only.includes('mailsvc')));
   console.log(
-    `${name}: ${fmt(opts.total)} msgs of ${fmt(opts.bytes)} B, ${opts.sessions} ${opts.mode === 'smtp' ? 'sessions' : 'connections'}, ${opts.runs} runs of ${targets.join(', ')}`,
+    `${name}: ${fmt(opts.total)} msgs of ${fmt(opts.bytes)} B, ${opts.sessions} ${opts.mode === 'smtp' ? 'sessions' : 'connections'}, ${opts.runs} runs of ${targets.join(', ')}` +
+      (opts.warmup > 0 ? `, each after a warm-up of ${fmt(opts.warmup)} msgs through the same path, not measured` : ''),
   );
   for (let run = 1; run <= opts.runs; run++) {
     for (const target of targets) {
