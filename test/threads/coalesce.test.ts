@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { MessageChannel } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { coalescingPoster, type Coalesced } from '../../src/threads/coalesce.ts';
@@ -21,7 +20,15 @@ describe('coalescingPoster', () => {
       },
       (message, err) => failures.push({ message, err }),
     );
-    const next = async () => ((await once(channel.port2, 'message')) as [Coalesced<Message>])[0];
+    // Every batch is kept as it arrives, so none can be missed between two waits.
+    const batches: Coalesced<Message>[] = [];
+    let arrived: (() => void) | null = null;
+    channel.port2.on('message', (batch: Coalesced<Message>) => (batches.push(batch), arrived?.()));
+    let taken = 0;
+    const next = async (): Promise<Coalesced<Message>> => {
+      while (batches.length <= taken) await new Promise<void>((resolve) => (arrived = resolve));
+      return batches[taken++]!;
+    };
     return { post, next, failures, posts: () => posts };
   }
 
