@@ -1,3 +1,4 @@
+import { mailparser } from '../messages/mailparser.ts';
 import type { MessageWithContent } from '../store/messages.ts';
 import { prepareMessage, unsignedCopy } from './compose.ts';
 
@@ -25,9 +26,7 @@ export async function messageSource(row: MessageWithContent, hostname: string): 
 
 /** A MIME message as a mail client shows it: header fields, the HTML and text parts, the source. */
 export async function readMime(raw: Buffer): Promise<MessageSource> {
-  // Imported when first needed: mailparser and its charset tables are a quarter of a CLI command's start.
-  const { simpleParser } = await import('mailparser');
-  const parsed = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
+  const parsed = await mailparser().simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
   return {
     available: true,
     headers: parsed.headerLines.map((h) => {

@@ -1,4 +1,5 @@
 import type { AddressObject, HeaderLines } from 'mailparser';
+import { mailparser } from '../messages/mailparser.ts';
 
 /**
  * A received message read for an application (SPEC §14): the fields of the `email.received`
@@ -77,9 +78,7 @@ function headerPairs(lines: HeaderLines): [string, string][] {
 const referencesOf = (r: string | string[] | undefined): string[] => (r === undefined ? [] : Array.isArray(r) ? r : [r]);
 
 export async function parseReceivedMail(raw: Buffer): Promise<ReceivedMail> {
-  // Imported when first needed: mailparser and its charset tables are a quarter of a CLI command's start.
-  const { simpleParser } = await import('mailparser');
-  const mail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
+  const mail = await mailparser().simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
   const date = mail.date && !Number.isNaN(mail.date.getTime()) ? mail.date.toISOString() : null;
   return {
     from: addresses(mail.from)[0] ?? null,

@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import type { AddressObject } from 'mailparser';
+import { mailparser } from '../messages/mailparser.ts';
 import type { RawField } from './headers.ts';
 
 /** The header values a submission is read for, as mailparser's `simpleParser` gives them. */
@@ -27,13 +27,9 @@ interface HeaderProcessor {
  */
 let reader: HeaderProcessor | null = null;
 
-/** Loaded at the first submission: mailparser and its charset tables are a quarter of a CLI command's start. */
+/** Made at the first submission, or when the submission role starts (`warmHeaderReader`). */
 function headerReader(): HeaderProcessor {
-  if (!reader) {
-    const { MailParser } = createRequire(import.meta.url)('mailparser') as typeof import('mailparser');
-    reader = new MailParser() as unknown as HeaderProcessor;
-  }
-  return reader;
+  return (reader ??= new (mailparser().MailParser)() as unknown as HeaderProcessor);
 }
 
 /** Loads the reader now, so a listener's first message does not wait on the load. */
