@@ -266,20 +266,16 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
     } else {
       load = (total) => httpLoad(port, site.apiKey, site.domain, opts, total);
     }
-    let waits!: ReturnType<typeof watchThreadWaits>;
     const t = await warmThenSend(
       target,
       opts,
       sink,
       load,
       () => `; mailsvc output tail:\n${server.output().trimEnd().split('\n').slice(-3).join('\n')}`,
-      () => {
-        waits = watchThreadWaits(server.pid);
-        return sampleThreads(server.pid);
-      },
+      () => ({ threads: sampleThreads(server.pid), waits: watchThreadWaits(server.pid) }),
     );
-    waits.stop();
-    const threads = cpuByThread(t.before, sampleThreads(server.pid), waits.seen);
+    t.before.waits.stop();
+    const threads = cpuByThread(t.before.threads, sampleThreads(server.pid), t.before.waits.seen);
     const received = await settle(sink, opts.warmup);
     const peak = peakRssMb(server.pid);
     await stopServer();
