@@ -11,7 +11,8 @@
 
 import type { TextRule } from './reasons.ts';
 import { rule } from './rule-data.ts';
-import { MAILBOX_STATE_RULES, NOT_FOUND_RULES, REFUSAL_RULES, TRANSIENT_RULES, GENERIC_RULES } from './vocabulary.ts';
+import { REFUSAL_RULES } from './refusal-vocabulary.ts';
+import { MAILBOX_STATE_RULES, NOT_FOUND_RULES, TRANSIENT_RULES, GENERIC_RULES } from './vocabulary.ts';
 
 const PROVIDER_RULES: readonly TextRule[] = [
   rule({

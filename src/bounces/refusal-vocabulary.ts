@@ -1,0 +1,235 @@
+// The refusal vocabulary of the classifier: what a diagnostic says when the receiver refuses the
+// sender or the message (relaying, authentication and reverse DNS, blocklists and reputation,
+// malware and spam filters, the message's format), whichever MTA wrote it. Terms and sources are
+// written as in vocabulary.ts, which holds the other vocabularies.
+
+import type { TextRule } from './reasons.ts';
+import { rule } from './rule-data.ts';
+
+export const REFUSAL_RULES: readonly TextRule[] = [
+  rule({
+    signal: 'relaying denied',
+    reason: 'relay_denied',
+    examples: [
+      '554 5.7.1 <kijitora@example.org>: Relay access denied',
+      '550 5.7.1 Unable to relay for kijitora@example.net',
+      '501 5.7.1 This system is not configured to relay mail from <neko@example.jp> to <kijitora@example.org> for 192.0.2.1',
+      "553 sorry, that domain isn't in my list of allowed rcpthosts (#5.7.1)",
+    ],
+    terms: [
+      [/relay(?:ing)? (?:access )?(?:denied|not (?:permitted|allowed))/, 'sisimai postfix', 'lhost-amazonses lhost-sendmail'],
+      [/not (?:configured|allowed|permitted|authorized) to relay/, 'sisimai', 'lhost-postfix'],
+      [/unable to relay|no relaying/, 'sisimai', ''],
+      [/we do not relay/, '', ''],
+      [/relaying (?:mail )?(?:to \S+ )?(?:is )?(?:denied|prohibited|not allowed)/, 'sisimai', ''],
+      [/not a gateway/, 'sisimai', ''],
+      [/isn't in my list of allowed rcpthosts/, 'qmail sisimai', ''],
+    ],
+  }),
+  rule({
+    // Before the authentication and spam rules: "Duplicate header 'DKIM-Signature'" names a
+    // header, not a DKIM failure, and Gmail's RFC 5322 refusal also mentions spam.
+    signal: 'message not RFC compliant',
+    reason: 'not_rfc_compliant',
+    examples: [
+      '550-5.7.1 Messages with multiple addresses in From: header are not accepted.',
+      "554 Transaction failed: Duplicate header 'DKIM-Signature'.",
+      '550-5.7.1 [192.0.2.1] Our system has detected that this message is not RFC 5322 compliant. To reduce the amount of spam sent to Gmail, this message has been blocked. Please review RFC 5322 specifications for more information.',
+    ],
+    terms: [
+      [/multiple (?:\S+ )?addresses in from/, 'gmail sisimai', ''],
+      [/duplicate header/, '', 'lhost-postfix'],
+      [/not (?:rfc|standard)[ -]?(?:5322|2822|822)?[ -]?compliant/, 'gmail', 'rhost-google'],
+      [/rfc ?(?:5322|2822|822) (?:violation|compliance|non-?compliant)/, '', ''],
+      [/malformed (?:header|message)/, '', ''],
+      [/(?:missing|invalid) (?:\S+ )?header|header (?:is )?(?:missing|invalid|malformed)|header error/, 'sisimai', 'lhost-gmail'],
+      [/bare lf/, '', ''],
+    ],
+  }),
+  rule({
+    signal: 'SPF / DKIM / DMARC failure',
+    reason: 'auth_failure',
+    examples: [
+      '550-5.7.26 The MAIL FROM domain [email.example.jp] has an SPF record with a hard fail policy (-all) but it fails to pass SPF checks with the ip: [192.0.2.22].',
+      "554 5.7.1 Your message was rejected due to example.org's DMARC policy.",
+      '550 Bad SPF records for [example.org:192.0.2.2], see http://spf.pobox.com/',
+      '550 5.7.509 Access denied, sending domain [EXAMPLE.JP] does not pass DMARC verification and has a DMARC policy of reject.',
+      // Gmail since February 2024 (bulk-sender requirements), and Outlook.com since May 2025.
+      '550-5.7.26 This mail has been blocked because the sender is unauthenticated. Gmail requires all senders to authenticate with either SPF or DKIM. Authentication results: DKIM = did not pass SPF [example.jp] with ip: [192.0.2.22] = did not pass',
+      "550-5.7.26 Unauthenticated email from example.jp is not accepted due to domain's DMARC policy. Please contact the administrator of example.jp domain if this was a legitimate mail.",
+      "550 5.7.515 Access denied, sending domain [EXAMPLE.JP] doesn't meet the required authentication level. The sender's domain in the 5322.From address doesn't meet the authentication requirements defined for the sender.",
+    ],
+    terms: [
+      [/\bspf\b|sender policy framework/, 'rfc7372 sisimai gmail', 'lhost-exim lhost-sendmail rfc3464 rhost-google rhost-gsuite'],
+      [/\bdkim\b|domainkeys/, 'rfc7372 gmail', 'lhost-postfix'],
+      [/\bdmarc\b/, 'sisimai microsoft gmail', 'lhost-dragonfly lhost-postfix lhost-qmail rhost-apple rhost-microsoft rhost-tencent'],
+      [/does not pass (?:dmarc|spf|dkim)/, 'microsoft', 'lhost-dragonfly lhost-qmail rhost-microsoft'],
+      [/authentication checks? (?:failed|did not pass)/, '', 'lhost-dragonfly lhost-opensmtpd'],
+      [/unauthenticated email/, 'gmail', 'lhost-qmail lhost-sendmail'],
+      [/required authentication level|authentication requirements/, 'sisimai', ''],
+    ],
+  }),
+  rule({
+    signal: 'reverse DNS missing',
+    reason: 'no_ptr',
+    examples: [
+      '550 5.7.1 Connections not accepted from servers without a valid sender domain. Fix reverse DNS for 192.0.2.1',
+      '450 4.7.1 Client host rejected: cannot find your hostname, [192.0.2.222]',
+      '550 domain [example.com] mismatches client ip 192.0.2.225.',
+      '550-5.7.25 [192.0.2.22] The IP address sending this message does not have a PTR record setup, or the corresponding forward DNS entry does not point to the sending IP.',
+    ],
+    terms: [
+      [/reverse (?:dns|lookup)/, 'sisimai', 'lhost-exim'],
+      [/\bptr\b/, 'gmail sisimai', 'lhost-exim rhost-google'],
+      [/\brdns\b/, 'sisimai', ''],
+      [/ip name lookup failed/, 'sisimai', ''],
+      [/mismatches client ip/, 'sisimai', 'lhost-outlook rhost-outlook'],
+      [/cannot find your (?:host ?name|reverse)|cannot resolve your address/, 'sisimai postfix', ''],
+      [/client host name (?:lookup|not)/, '', ''],
+      [/no (?:reverse|host ?name) (?:for|found)/, '', ''],
+      [/(?:hostname|host name) (?:does not|doesn't) match/, '', ''],
+      [/unresolvable (?:client|host ?name|relay host)/, 'sisimai', ''],
+    ],
+  }),
+  rule({
+    signal: 'sending IP blocked / blocklist',
+    reason: 'ip_blocked',
+    examples: [
+      '554 5.7.1 <e22-33.smtp-out.amazonses.com[192.0.2.127]>: Client host rejected: blocked using mail.neko.example.com',
+      '521-5.7.1 Service unavailable; client [203.0.113.225] blocked using dnsbl.sorbs.net',
+      '550 5.7.1 IP address blacklisted by recipient',
+      '550 5.7.606 Access denied, banned sending IP [192.0.2.25].',
+      '550 5.7.708 Service unavailable. Access denied, traffic not accepted from this IP.',
+      '553 5.7.2 [TSS09] All messages from 192.0.2.1 will be permanently deferred; Retrying will NOT succeed. See https://postmaster.yahooinc.com/error-codes',
+      "550-5.7.1 [192.0.2.1] The IP you're using to send mail is not authorized to send email directly to our servers. Please use the SMTP relay at your service provider instead.",
+    ],
+    terms: [
+      [/blocked using/, 'postfix sisimai', 'lhost-amazonses lhost-gmail'],
+      [/black ?list/, 'sisimai', 'lhost-exim lhost-imailserver lhost-sendmail'],
+      [/block ?list/, 'outlookcom sisimai', ''],
+      [/deny ?list/, '', ''],
+      [/\brbl\b|dnsbl/, 'sisimai', 'lhost-amazonses'],
+      [/spamhaus|spamcop/, 'sisimai', 'rhost-godaddy'],
+      [/\bsorbs\b/, '', 'lhost-amazonses'],
+      [/client host (?:\[\S+\] )?(?:rejected|blocked)/, 'postfix', 'lhost-amazonses lhost-gmail rhost-franceptt'],
+      [/banned sending ip/, 'microsoft sisimai', 'lhost-qmail rhost-microsoft'],
+      [
+        /(?:ip|host|address) (?:address )?(?:\S+ )?(?:is |has been )?(?:listed|blocked|banned|blacklisted)/,
+        'sisimai',
+        'lhost-amazonses lhost-exim lhost-gmail lhost-sendmail',
+      ],
+      [/(?<!not )listed (?:in|on|at|by) (?:the )?\S*(?:bl|black|block|spam)/, 'sisimai', ''],
+      [/your (?:ip|network|server) (?:address )?(?:is|has been) (?:blocked|rejected|banned)/, 'sisimai', ''],
+      [/refused to talk to me/, 'postfix sisimai', ''],
+      [/connection refused by/, 'sisimai', ''],
+      [/not (?:currently )?accepting mail from (?:your|this) ip/, 'sisimai', ''],
+      [/traffic not accepted from this ip/, 'microsoft', ''],
+      [/will be permanently deferred/, 'yahoo', ''],
+      [/not authorized to send email directly to our servers/, 'gmail', ''],
+      [/too many unwanted messages|bad sender ip|sender ip address rejected/, 'sisimai outlookcom', 'lhost-ezweb'],
+      [/(?:hosts with|from) dynamic ips?|looks suspiciously like spammer|you are not allowed to connect|helo command rejected/, 'sisimai', ''],
+    ],
+  }),
+  rule({
+    signal: 'poor sender reputation',
+    reason: 'bad_reputation',
+    examples: [
+      '550-5.7.1 [192.0.2.1] Our system has detected that this message is likely suspicious due to the very low reputation of the sending IP address.',
+      '421 4.7.0 [TSS04] Messages from 192.0.2.1 temporarily deferred due to unexpected volume or user complaints - 4.16.55.1; see https://postmaster.yahooinc.com/error-codes',
+    ],
+    terms: [
+      [/reputation/, 'gmail sisimai', 'lhost-postfix'],
+      [/sender score/, '', ''],
+      [/user complaints/, 'yahoo sisimai', ''],
+    ],
+  }),
+  rule({
+    signal: 'malware detected',
+    reason: 'virus_detected',
+    examples: ['550 Virus Detected; Content Rejected'],
+    terms: [
+      [/virus/, 'sisimai', 'lhost-dragonfly lhost-postfix'],
+      [/malware|infected|trojan|worm detected|phishing/, '', 'rhost-google'],
+    ],
+  }),
+  rule({
+    signal: 'spam / content filter',
+    reason: 'spam_blocked',
+    examples: [
+      '554 5.6.0 This message has been scored as spam with a probability of more than 90%',
+      '550 5.7.1 Message content rejected, UBE, id=22220-02-222',
+      '554 5.7.0 Reject, id=20025-09 - SPAM',
+      '550-5.7.1 [192.0.2.1] Our system has detected that this message is likely unsolicited mail. To reduce the amount of spam sent to Gmail, this message has been blocked.',
+    ],
+    terms: [
+      [/spam/, 'sisimai gmail', 'lhost-amavis lhost-exim lhost-postfix rfc3464 rhost-godaddy rhost-google rhost-gsuite rhost-mimecast'],
+      [/\bube\b/, '', 'lhost-barracuda rfc3464'],
+      [/unsolicited/, 'sisimai gmail', ''],
+      [/bulk (?:e-?)?mail/, 'sisimai', ''],
+      [/junk mail/, '', ''],
+      [
+        /content rejected|message content|mail content denied|rejecting (?:mail|banned) content|unacceptable content/,
+        'sisimai',
+        'lhost-barracuda lhost-postfix lhost-sendmail rfc3464',
+      ],
+      [/surbl|uribl/, 'sisimai', 'lhost-imailserver'],
+      [/content filter/, 'sisimai', ''],
+    ],
+  }),
+  rule({
+    signal: 'sender address refused',
+    reason: 'sender_rejected',
+    examples: [
+      '553 5.1.8 <root@vagrant-centos65.example.com>... Domain of sender address root@vagrant-centos65.example.com does not exist',
+      '501 5.1.8 Sender address rejected',
+      "550 5.7.1 can't determine Purported Responsible Address",
+      '550 5.1.0 <neko@example.jp> sender rejected',
+      '550-Verification failed for <neko@example.jp>\n550-Unrouteable address\n550 Sender verify failed',
+    ],
+    terms: [
+      [
+        /sender (?:address |domain )?(?:\S+ )?(?:rejected|denied|refused|blocked|invalid|not allowed|verify failed|unknown|is not allowed)/,
+        'sisimai exim',
+        'lhost-mailru lhost-messagingserver lhost-office365 lhost-qmail lhost-yahoo rhost-cox',
+      ],
+      [/domain of sender/, 'sisimai sendmail', 'lhost-postfix lhost-sendmail'],
+      [/sender domain (?:does not|must|is)/, 'sisimai', ''],
+      [/sender address (?:does not|must)/, '', ''],
+      [/purported responsible address/, 'sisimai', 'lhost-courier'],
+      [/mail from (?:address |domain )?(?:rejected|denied|refused|not accepted)|not owned by user/, 'sisimai', ''],
+      [/envelope (?:sender|from) (?:rejected|denied|refused)|empty envelope senders|null sender is not allowed/, 'sisimai', ''],
+      [/return.path (?:rejected|invalid)/, '', ''],
+      [/unverified sender|sender verify failed/, 'exim sisimai', ''],
+      [/email address is not verified/, 'sisimai', 'lhost-postfix'],
+      [/not (?:a )?(?:verified|authorized|permitted) sender|sender not pre-approved/, 'sisimai', ''],
+      [/rejected (?:the )?sender|invalid sender|bad sender|emetteur invalide|unroutable sender/, 'sisimai', 'lhost-exim'],
+    ],
+  }),
+  rule({
+    signal: 'authentication or TLS required',
+    reason: 'security_error',
+    examples: [
+      '550 Unauthenticated senders not allowed',
+      '530 5.7.0 Must issue a STARTTLS command first.',
+      '550 5.7.57 SMTP; Client was not authenticated to send anonymous mail during MAIL FROM',
+    ],
+    terms: [
+      [/unauthenticated senders?/, 'sisimai', 'lhost-sendmail'],
+      [/authentication (?:is )?required/, 'sisimai', ''],
+      [/must (?:authenticate|issue a starttls)/, 'gmail', ''],
+      [/not authenticated/, 'microsoft', ''],
+      [/tls (?:is )?required/, 'gmail', ''],
+      [/encryption required|certificate/, '', ''],
+    ],
+  }),
+  rule({
+    signal: 'message format refused',
+    reason: 'content_error',
+    examples: ['552 5.6.0 Headers too large (32768 max)', '550 5.6.211 Invalid MIME Content: Single text value size (32768) exceeded'],
+    terms: [
+      [/headers? too (?:large|long|many)/, 'sendmail', 'lhost-sendmail'],
+      [/mime (?:error|format)|invalid mime content/, 'microsoft', ''],
+      [/8-?bit (?:data|characters?) (?:not|in)|illegal (?:content|character)/, '', ''],
+    ],
+  }),
+];
