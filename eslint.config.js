@@ -16,7 +16,7 @@ export default tseslint.config(
       parserOptions: {
         // Each file is checked with the nearest tsconfig: the root one, or console/'s (DOM, bundler).
         // The plain JavaScript files outside both get a default program.
-        projectService: { allowDefaultProject: ['bin/*.mjs', 'src/threads/*.mjs', 'eslint.config.js'] },
+        projectService: { allowDefaultProject: ['bin/*.mjs', 'src/threads/*.mjs', 'bench/lib/*.mjs', 'eslint.config.js'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -58,12 +58,15 @@ export async function mailsvcSite(settings: Record<string, unknown> = {}, domain
  * `mailsvc serve --roles ROLES` on the site; resolves once the line `ready` shows. With
  * MAILSVC_BENCH_PROFILE=DIR, the child writes a CPU profile (`node --cpu-prof`) there on exit;
  * MAILSVC_BENCH_NODE_ARGS adds Node options of its own (V8 flags NODE_OPTIONS refuses, such as
- * `--single-threaded-gc`). A child not ready within `timeoutMs` (default 60 s) is killed.
+ * `--single-threaded-gc`); with MAILSVC_BENCH_HEAP=DIR, it writes a profile of every byte its event
+ * loop allocated there on exit (`heap-sample.mjs`, read by `heap-top.ts`). A child not ready within
+ * `timeoutMs` (default 60 s) is killed.
  */
 export function startMailsvc(site: MailsvcSite, roles: string, ready: RegExp, env: NodeJS.ProcessEnv = {}, timeoutMs?: number): Promise<Child> {
   const profileDir = process.env.MAILSVC_BENCH_PROFILE;
   const extra = (process.env.MAILSVC_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const nodeArgs = [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...extra];
+  const heap = process.env.MAILSVC_BENCH_HEAP ? ['--import', join(ROOT, 'bench', 'lib', 'heap-sample.mjs')] : [];
+  const nodeArgs = [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...heap, ...extra];
   return startChild(process.execPath, [...nodeArgs, CLI, '--config', site.configFile, 'serve', '--roles', roles, '--http-port', '0'], ready, {
     env: { ...process.env, ...env },
     timeoutMs,

@@ -3,7 +3,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100;
 
@@ -24,6 +24,9 @@ export async function startChild(
   options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
 ): Promise<Child> {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env, cwd: options.cwd });
+  // MAILSVC_BENCH_CHILD_LOG=FILE keeps everything the children write (with `--trace-gc` in
+  // MAILSVC_BENCH_NODE_ARGS, say), where only a tail is kept otherwise.
+  const log = process.env.MAILSVC_BENCH_CHILD_LOG;
   let output = '';
   let matched: RegExpExecArray | null = null;
   const exited = once(child, 'exit');
@@ -34,6 +37,7 @@ export async function startChild(
       reject(new Error(`${command} not ready after ${options.timeoutMs ?? 60_000} ms:\n${output}`));
     }, options.timeoutMs ?? 60_000);
     const onData = (d: Buffer) => {
+      if (log) appendFileSync(log, d);
       // Keep only a tail: a busy child's logs must not grow the parent.
       output = (output + d.toString()).slice(-20_000);
       if (matched) return;

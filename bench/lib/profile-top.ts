@@ -5,10 +5,11 @@
  *   node --import tsx bench/lib/profile-top.ts FILE.cpuprofile [rows=25]
  */
 import { readFileSync } from 'node:fs';
+import { frameLabel, where, type CallFrame } from './frames.ts';
 
 interface Node {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: CallFrame;
   hitCount: number;
   children?: number[];
 }
@@ -21,14 +22,7 @@ const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 const total = profile.nodes.reduce((s, n) => s + n.hitCount, 0);
 
-const where = (url: string): string => {
-  const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-  if (nm) return nm[1];
-  const src = /\/(src|dist|bench)\/(.*)$/.exec(url);
-  if (src) return `${src[1]}/${src[2]}`;
-  return url === '' ? '(native)' : url.replace(/^node:/, 'node:');
-};
-const label = (n: Node) => `${n.callFrame.functionName || '(anonymous)'} ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
+const label = (n: Node) => frameLabel(n.callFrame);
 
 const selfBy = (key: (n: Node) => string) => {
   const m = new Map<string, number>();
