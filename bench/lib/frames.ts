@@ -12,7 +12,7 @@ export const where = (url: string): string => {
   if (nm) return nm[1];
   const src = /\/(src|dist|bench)\/(.*)$/.exec(url);
   if (src) return `${src[1]}/${src[2]}`;
-  return url === '' ? '(native)' : url.replace(/^node:/, 'node:');
+  return url === '' ? '(native)' : url;
 };
 
 /** `name file:line`, the line counted from 1. */

@@ -42,10 +42,10 @@ for (const line of readFileSync(file, 'utf8').split('\n')) {
 }
 
 // The event loop's isolate is the first to collect: it starts before any worker.
-for (const [id, s] of isolates) {
+for (const [i, [id, s]] of [...isolates].entries()) {
   const freedKb = ((s.freedMb * 1024) / messages).toFixed(0);
   console.log(
-    `${id}: ${s.scavenges} scavenges, ${(s.scavengeMs / 1000).toFixed(2)} s, ${freedKb} KB freed a message; ` +
+    `${id}${i === 0 ? ' (the event loop)' : ''}: ${s.scavenges} scavenges, ${(s.scavengeMs / 1000).toFixed(2)} s, ${freedKb} KB freed a message; ` +
       `${s.markCompacts} mark-compacts, ${(s.markCompactMs / 1000).toFixed(2)} s of pauses; heap up to ${s.peakHeapMb.toFixed(0)} MB`,
   );
 }
