@@ -59,8 +59,10 @@ describe('the console: hostile content and other origins', () => {
     const frame = page.frameLocator('iframe.email-html');
     await frame.locator('p', { hasText: 'Hi' }).waitFor();
     expect(await page.locator('iframe.email-html').getAttribute('sandbox')).toBe('');
-    // The frame shows the markup; give any load it might start a moment to reach the recorder.
-    await page.waitForLoadState('networkidle');
+    // The frame's load event follows each of its images, styles and frames loading or failing, so
+    // a request that left has reached the recorder by then.
+    const emailFrame = await (await page.locator('iframe.email-html').elementHandle())!.contentFrame();
+    await emailFrame!.waitForLoadState('load');
 
     expect(dialogs).toEqual([]);
     expect(payload.hits).toEqual([]);
