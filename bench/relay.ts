@@ -29,6 +29,11 @@
  * the figures are then those of a warm process (mailsvc past its JIT compilation, Postfix with
  * its processes started), not of a fresh one.
  *
+ * To look inside mailsvc's process (each described where it is read): MAILSVC_BENCH_PROFILE=DIR
+ * (CPU profiles, `lib/profile-top.ts`), MAILSVC_BENCH_HEAP=DIR (every byte the event loop
+ * allocates, `lib/heap-top.ts`), MAILSVC_BENCH_NODE_ARGS (V8 flags such as `--trace-gc`) with
+ * MAILSVC_BENCH_CHILD_LOG=FILE (all the child writes, `lib/gc-summary.ts`).
+ *
  *   npm run bench -- relay [messages=20000] [sessions=20] [bytes=5120] [runs=3] [via=mx|relayhost|both]
  */
 import { relayBench, type Via } from './lib/relay.ts';
