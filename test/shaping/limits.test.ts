@@ -43,12 +43,14 @@ describe.each(STORES)('shaping limits at the receiver (%s)', (kind) => {
     for (const p of env.farm.providers()) expect(p.refused).toEqual([]);
     expect(env.farm.duplicates()).toEqual([]);
 
-    // The independent hosts were not held up behind the paced provider: all theirs arrived
-    // while bigmail still had half of its 7 seconds' worth to go (a loaded machine took 2.5 s).
+    // The independent hosts were not held up behind the paced provider: all theirs arrived while
+    // bigmail, paced by the clock, still had two of its 7 seconds to go. Measured from bigmail's
+    // last message rather than its first, because a busy machine slows the other hosts' deliveries
+    // but not bigmail's pace (they took 2.5 s on a loaded machine, 3.9 s beside a CI run's others).
     const lastSmall = Math.max(...['host1', 'host2', 'host3'].flatMap((h) => env.farm.provider(h).accepted.map((a) => a.at)));
     const bigTimes = provider.accepted.map((a) => a.at);
-    expect(lastSmall).toBeLessThan(Math.min(...bigTimes) + 3500);
     expect(Math.max(...bigTimes) - Math.min(...bigTimes)).toBeGreaterThanOrEqual(69 * 100);
+    expect(lastSmall).toBeLessThan(Math.max(...bigTimes) - 2000);
 
     await worker.stop();
     for (const s of await env.statuses([...big, ...small])) expect(s).toEqual({ status: 'delivered', attempts: 1 });
