@@ -48,6 +48,7 @@ function job(): CopyJob {
     created_at: Date.now(),
     scheduled_at: null,
     content,
+    raw: null,
   };
   return { row, senderId: 'mx.bench.test', own: {}, keys: [{ domain: 'bench.test', selector: 's1', algorithm: 'rsa-sha256', privateKeyPem }], now: Date.now() };
 }

@@ -207,9 +207,9 @@ function prepareMime(row: MessageRow, raw: Buffer, senderId: string): PreparedMe
 
 /** Builds a stored message's shared MIME once, for all its recipients. */
 export async function prepareMessage(row: MessageWithContent, senderId: string): Promise<PreparedMessage> {
-  const content: MessageContent | null = readContent(row.content);
+  const content: MessageContent | null = readContent(row.content, row.raw);
   if (content === null) throw new Error(`message ${row.id} has no content left (pruned)`);
-  if (content.kind === 'mime') return prepareMime(row, Buffer.from(content.raw, 'base64'), senderId);
+  if (content.kind === 'mime') return prepareMime(row, content.raw, senderId);
   return prepareFields(row, content, senderId);
 }
 

@@ -73,11 +73,11 @@ export interface StoredMessage {
 
 function stored(id: number, row: MessageWithContent | undefined): StoredMessage {
   if (!row) throw new Error(`message ${id} is gone`);
-  const content = readContent(row.content);
+  const content = readContent(row.content, row.raw);
   if (content === null) throw new Error(`message ${row.id} has no content left (pruned)`);
   const parts = content.kind === 'fields' ? { html: content.html, text: content.text } : { html: null, text: null };
   const message = { id: row.id, workspace_id: row.workspace_id, domain: row.domain, stream: row.stream, message_id_header: row.message_id_header };
-  return { row, message, ...parts, size: row.content!.length + row.envelope.length };
+  return { row, message, ...parts, size: row.content!.length + (row.raw?.length ?? 0) + row.envelope.length };
 }
 
 /**

@@ -29,8 +29,8 @@ export interface FieldsContent {
  */
 export interface MimeContent {
   kind: 'mime';
-  /** The message bytes, base64. */
-  raw: string;
+  /** The message bytes. */
+  raw: Buffer;
 }
 
 export type MessageContent = FieldsContent | MimeContent;
@@ -48,15 +48,17 @@ export interface MessageEnvelope {
 
 /**
  * The stored columns the content model owns: `message_contents.content`, in a row of its own so
- * that a message's status changes do not rewrite it (migration 012), and `messages.envelope`.
+ * that a message's status changes do not rewrite it (migration 012), `message_contents.raw`,
+ * the bytes of submitted MIME (migration 024), and `messages.envelope`.
  */
 export interface StoredContent {
   content: string;
+  raw: Buffer | null;
   envelope: string;
 }
 
 export function mimeContent(raw: Buffer): MimeContent {
-  return { kind: 'mime', raw: raw.toString('base64') };
+  return { kind: 'mime', raw };
 }
 
 export function storeContent(
@@ -71,17 +73,33 @@ export function storeContent(
     tags: addressing.tags,
     ...(Object.keys(addressing.metadata).length > 0 ? { metadata: addressing.metadata } : {}),
   };
-  return { content: JSON.stringify(content), envelope: JSON.stringify(envelope) };
+  // MIME goes to the `raw` column as it is: no base64 and no JSON string around it.
+  const stored = content.kind === 'mime' ? { content: MIME_MARKER, raw: content.raw } : { content: JSON.stringify(content), raw: null };
+  return { ...stored, envelope: JSON.stringify(envelope) };
+}
+
+const MIME_MARKER = JSON.stringify({ kind: 'mime' });
+
+/** MIME as rows before migration 024 held it: base64 inside the JSON. */
+interface InlineMime {
+  kind: 'mime';
+  raw?: string;
 }
 
 /**
- * The content of a stored message, or null once retention pruned it. Rows written before the
- * content had a `kind` hold fields.
+ * The content of a stored message (`content` and `raw` of its row), or null once retention
+ * pruned it. Rows written before the content had a `kind` hold fields; rows of submitted MIME
+ * written before migration 024 hold its bytes in base64 inside `content`. `raw` may come as a
+ * Uint8Array (a row that crossed to a thread) and is used without a copy.
  */
-export function readContent(stored: string | null): MessageContent | null {
+export function readContent(stored: string | null, raw: Uint8Array | null = null): MessageContent | null {
   if (stored === null) return null;
-  const parsed = JSON.parse(stored) as MessageContent | Omit<FieldsContent, 'kind'>;
-  return 'kind' in parsed ? parsed : { kind: 'fields', ...parsed };
+  const parsed = JSON.parse(stored) as FieldsContent | InlineMime | Omit<FieldsContent, 'kind'>;
+  if (!('kind' in parsed)) return { kind: 'fields', ...parsed };
+  if (parsed.kind === 'fields') return parsed;
+  if (raw !== null) return { kind: 'mime', raw: Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength) };
+  if (parsed.raw === undefined) throw new Error('stored MIME content has no bytes');
+  return { kind: 'mime', raw: Buffer.from(parsed.raw, 'base64') };
 }
 
 export function readEnvelope(stored: string): MessageEnvelope {

@@ -24,10 +24,12 @@ export interface MessageRow {
 
 /**
  * A message with its body (`message_contents`, a table of its own so that status changes do not
- * rewrite it): JSON of MessageContent (src/messages/content.ts); null once pruned.
+ * rewrite it): JSON of MessageContent (src/messages/content.ts), null once pruned, and the bytes
+ * of submitted MIME (`raw`, null for other content; `readContent` reads the two together).
  */
 export interface MessageWithContent extends MessageRow {
   content: string | null;
+  raw: Buffer | null;
 }
 
 export interface RecipientRow {
@@ -108,7 +110,7 @@ const ROWS_PER_INSERT = 200;
 
 /** The `message_contents` rows of new messages, given their ids in the same order. */
 const contentRows = (messages: PlannedMessage[], ids: number[]) =>
-  messages.flatMap(({ row: { content } }, i) => (content === null ? [] : [{ message_id: ids[i]!, content }]));
+  messages.flatMap(({ row: { content, raw } }, i) => (content === null ? [] : [{ message_id: ids[i]!, content, raw }]));
 
 /** The `message_labels` rows of new messages, given their ids in the same order. */
 const labelRows = (messages: PlannedMessage[], ids: number[]) =>
@@ -116,7 +118,7 @@ const labelRows = (messages: PlannedMessage[], ids: number[]) =>
 
 /** The rows of new messages whose ids are known: each written once, with its Message-ID. */
 function rowsOf(messages: PlannedMessage[], ids: number[]) {
-  const rowsToInsert = messages.map(({ row: { content: _, ...row }, recipients, messageIdFor }, i) => ({
+  const rowsToInsert = messages.map(({ row: { content: _, raw: __, ...row }, recipients, messageIdFor }, i) => ({
     ...row,
     id: ids[i]!,
     status: initialStatus(recipients),
@@ -128,7 +130,7 @@ function rowsOf(messages: PlannedMessage[], ids: number[]) {
 
 /** The message with its body, as one row. */
 const withContent = (db: Conn) =>
-  db('messages').leftJoin('message_contents', 'message_contents.message_id', 'messages.id').select('messages.*', 'message_contents.content');
+  db('messages').leftJoin('message_contents', 'message_contents.message_id', 'messages.id').select('messages.*', 'message_contents.content', 'message_contents.raw');
 
 /**
  * PostgreSQL: the ids are drawn from the sequence first, so each row is inserted once with its

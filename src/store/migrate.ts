@@ -23,6 +23,7 @@ import * as templates from './migrations/020_templates.ts';
 import * as dkimKeys from './migrations/021_dkim_keys.ts';
 import * as recipientTls from './migrations/022_recipient_tls.ts';
 import * as reputation from './migrations/023_reputation.ts';
+import * as messageRaw from './migrations/024_message_raw.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } };
 
@@ -51,6 +52,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '021_dkim_keys': dkimKeys,
   '022_recipient_tls': recipientTls,
   '023_reputation': reputation,
+  '024_message_raw': messageRaw,
 };
 
 /** The migrations in order, for knex's migrator (`migrate.up`, `.down` in tests). */

@@ -7,7 +7,7 @@ const rcpts = [{ address: 'bob@dest.test', local: 'bob', domain: 'dest.test', na
 async function stored(raw: string): Promise<string> {
   const { message } = await readSubmission(Buffer.from(raw, 'latin1'), rcpts, NOW);
   if (message.content.kind !== 'mime') throw new Error('not MIME content');
-  return Buffer.from(message.content.raw, 'base64').toString('latin1');
+  return message.content.raw.toString('latin1');
 }
 
 const head = ['From: shop@acme.test', 'To: bob@dest.test', 'Date: Tue, 24 Nov 2026 09:00:00 +0000', 'Message-ID: <m1@acme.test>', 'Subject: hello'];
