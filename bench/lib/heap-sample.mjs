@@ -3,7 +3,7 @@
 // samples of objects the garbage collector has freed, so the profile counts every byte allocated
 // over the process's life (not only what is still alive at its end). It is written to
 // DIR/heap-PID.heapprofile on exit; `bench/lib/heap-top.ts` reads it.
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
@@ -11,6 +11,7 @@ import { isMainThread } from 'node:worker_threads';
 const dir = process.env.MAILSVC_BENCH_HEAP;
 // Worker threads inherit the option, but a terminated worker runs no exit handler.
 if (dir && isMainThread) {
+  mkdirSync(dir, { recursive: true });
   const session = new Session();
   session.connect();
   session.post('HeapProfiler.enable');
