@@ -12,7 +12,9 @@
  * names they give themselves), V8 platform (garbage collection, compilation), libuv and exited
  * threads;
  * Postfix: the master and all its children, with OpenDKIM for postfix+opendkim; not the load
- * tool nor the sink) and mailsvc's peak RSS. The summary gives per target the median msgs/s, its
+ * tool nor the sink), mailsvc's peak RSS, and the load tools' CPU over the same window (smtp-source,
+ * smtp-sink, mailsvc's AUTH pass-through and this bench process: they share the cores with what
+ * is measured, so on a busy machine they bear on its rate). The summary gives per target the median msgs/s, its
  * ratio to Postfix, the median CPU ms/msg, the peak RSS and the thread split of the median run,
  * and for mailsvc how many runs met the bar of docs/PERFORMANCE.md, each against Postfix's run of
  * the same round (`bench/lib/bar.ts`).

@@ -77,6 +77,32 @@ export function cpuSeconds(pid: number, thread?: number): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
+/**
+ * A child's CPU seconds so far, remembered: once it has exited (and /proc no longer has it) the
+ * last value read is returned.
+ */
+export function childCpu(pid: number | undefined): () => number {
+  let last = 0;
+  return () => {
+    try {
+      if (pid !== undefined) last = cpuSeconds(pid);
+    } catch {
+      // exited: its last reading stands
+    }
+    return last;
+  };
+}
+
+/**
+ * This process's own CPU seconds plus those of its children it has waited for (an exited
+ * smtp-source), from /proc/self/stat.
+ */
+export function selfAndReapedCpu(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND;
+}
+
 /** Peak resident memory of a process, in MB. */
 export function peakRssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

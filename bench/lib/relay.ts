@@ -14,7 +14,7 @@ import { barLine, type RoundFigures } from './bar.ts';
 import { loadNow, machineLine } from './machine.ts';
 import { ensureBuilt, mailsvcSite, startMailsvc } from './mailsvc.ts';
 import { PostfixFailure, startPostfix, type PostfixInstance } from './postfix.ts';
-import { fmt, peakRssMb, showSpread, spread } from './proc.ts';
+import { fmt, peakRssMb, selfAndReapedCpu, showSpread, spread } from './proc.ts';
 import { interruptedBy, started, stopAll, stopAllOnSignals } from './running.ts';
 import { authRelay, ensurePackages, smtpSink, startSmtpSource, type Sink } from './smtp.ts';
 import { cpuByThread, sampleThreads, showThreadCpu, watchThreadWaits, type ThreadCpu } from './threads.ts';
@@ -48,6 +48,12 @@ interface Run {
   acceptedSeconds: number;
   /** CPU seconds in the window, all threads of mailsvc or all processes of Postfix (and OpenDKIM). */
   cpuSeconds: number;
+  /**
+   * CPU seconds in the window of everything else on the machine that serves the load: smtp-sink,
+   * smtp-source or autocannon with this bench process, and mailsvc's AUTH pass-through. They share
+   * the cores with what is measured, so on a busy machine they bear on its rate.
+   */
+  toolsCpuSeconds: number;
   /** mailsvc's, by thread. */
   threads?: ThreadCpu;
   peakRssMb?: number;
@@ -173,12 +179,13 @@ async function throughPostfix(opts: RelayOptions, dkim: boolean): Promise<Run> {
       sink,
       (total) => startSmtpSource(instance.port, { total, sessions: opts.sessions, bytes: opts.bytes, from: 'news@bench.test', to: 'user@dest.test' }),
       tail,
-      () => instance.cpuSeconds(),
+      () => ({ cpu: instance.cpuSeconds(), tools: toolsCpu(sink) }),
     );
-    const cpuSeconds = postfix.cpuSeconds() - t.before;
+    const cpuSeconds = postfix.cpuSeconds() - t.before.cpu;
+    const toolsCpuSeconds = toolsCpu(sink) - t.before.tools;
     const received = await settle(sink, opts.warmup);
     await stopPostfix();
-    return { perSecond: opts.total / t.drained, seconds: t.drained, acceptedSeconds: t.accepted, received, cpuSeconds };
+    return { perSecond: opts.total / t.drained, seconds: t.drained, acceptedSeconds: t.accepted, received, cpuSeconds, toolsCpuSeconds };
   } finally {
     // This run's Postfix (when it failed) and sink: nothing else runs between runs.
     await stopAll();
@@ -259,8 +266,10 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
     const stopServer = started(() => server.stop());
     const port = Number(server.ready[1]);
     let load: (total: number) => Load;
+    let passThrough: { cpuSeconds(): number } | undefined;
     if (opts.mode === 'smtp') {
       const relay = await authRelay(port, site.apiKey);
+      passThrough = relay;
       started(() => relay.close());
       load = (total) => startSmtpSource(relay.port, { total, sessions: opts.sessions, bytes: opts.bytes, from: `news@${site.domain}`, to: 'user@dest.test' });
     } else {
@@ -272,10 +281,11 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
       sink,
       load,
       () => `; mailsvc output tail:\n${server.output().trimEnd().split('\n').slice(-3).join('\n')}`,
-      () => ({ threads: sampleThreads(server.pid), waits: watchThreadWaits(server.pid) }),
+      () => ({ threads: sampleThreads(server.pid), waits: watchThreadWaits(server.pid), tools: toolsCpu(sink, passThrough) }),
     );
     t.before.waits.stop();
     const threads = cpuByThread(t.before.threads, sampleThreads(server.pid), t.before.waits.seen);
+    const toolsCpuSeconds = toolsCpu(sink, passThrough) - t.before.tools;
     const received = await settle(sink, opts.warmup);
     const peak = peakRssMb(server.pid);
     await stopServer();
@@ -288,12 +298,26 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
     } finally {
       db.close();
     }
-    return { perSecond: opts.total / t.drained, seconds: t.drained, acceptedSeconds: t.accepted, received, cpuSeconds: threads.total, threads, peakRssMb: peak };
+    return {
+      perSecond: opts.total / t.drained,
+      seconds: t.drained,
+      acceptedSeconds: t.accepted,
+      received,
+      cpuSeconds: threads.total,
+      toolsCpuSeconds,
+      threads,
+      peakRssMb: peak,
+    };
   } finally {
     // This run's sink, DNS server, site and auth relay: nothing else runs between runs.
     await stopAll();
   }
 }
+
+/** The load tools' CPU so far: this process (autocannon, the polling), smtp-source once it has exited, the sink, the pass-through. */
+const toolsCpu = (sink: Sink, passThrough?: { cpuSeconds(): number }): number => {
+  return selfAndReapedCpu() + sink.cpuSeconds() + (passThrough?.cpuSeconds() ?? 0);
+};
 
 const msPerMessage = (cpuSeconds: number, total: number) => fmt((cpuSeconds * 1000) / total, 2);
 const figures = (r: Run): RoundFigures => ({ perSecond: r.perSecond, cpuMsPerMessage: (r.cpuSeconds * 1000) / r.received });
@@ -302,7 +326,8 @@ function runLine(run: number, target: Target, r: Run, opts: RelayOptions): strin
   const whose = target.startsWith('mailsvc') ? 'mailsvc' : target === 'postfix' ? 'Postfix' : 'Postfix+OpenDKIM';
   const cpu = `${whose} CPU ${fmt(r.cpuSeconds, 1)} s = ${msPerMessage(r.cpuSeconds, opts.total)} ms/msg`;
   const threads = r.threads ? `; cpu by thread: ${showThreadCpu(r.threads)}; peak RSS ${r.peakRssMb} MB` : '';
-  return `run ${run} ${target.padEnd(17)} ${fmt(r.perSecond).padStart(6)} msgs/s  ${fmt(r.seconds, 1)} s (all accepted after ${fmt(r.acceptedSeconds, 1)} s)  sink ${r.received}/${opts.total}  ${cpu}${threads}`;
+  const tools = `; load tools CPU ${fmt(r.toolsCpuSeconds, 1)} s = ${msPerMessage(r.toolsCpuSeconds, opts.total)} ms/msg`;
+  return `run ${run} ${target.padEnd(17)} ${fmt(r.perSecond).padStart(6)} msgs/s  ${fmt(r.seconds, 1)} s (all accepted after ${fmt(r.acceptedSeconds, 1)} s)  sink ${r.received}/${opts.total}  ${cpu}${threads}${tools}`;
 }
 
 /** The run with the median msgs/s (the lower of the two middle ones for an even count). */

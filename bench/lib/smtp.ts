@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childCpu } from './proc.ts';
 
 export const SOURCE = '/usr/sbin/smtp-source';
 export const SINK = '/usr/sbin/smtp-sink';
@@ -54,6 +55,8 @@ export interface Sink {
   count(): number;
   /** Resolves once `n` messages have arrived. */
   reached(n: number): Promise<void>;
+  /** CPU seconds smtp-sink has used so far. */
+  cpuSeconds(): number;
   stop(): Promise<void>;
 }
 
@@ -85,6 +88,7 @@ export async function smtpSink(): Promise<Sink> {
     port,
     count: () => count,
     reached: (n) => (count >= n ? Promise.resolve() : new Promise<void>((resolve) => (waiter = { n, resolve }))),
+    cpuSeconds: childCpu(child.pid),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill();
       await exited;
@@ -156,6 +160,8 @@ function authRelayBinary(): string {
 export interface AuthRelay {
   /** Where smtp-source connects (127.0.0.1). */
   port: number;
+  /** CPU seconds the pass-through has used so far. */
+  cpuSeconds(): number;
   close(): Promise<void>;
 }
 
@@ -180,6 +186,7 @@ export async function authRelay(target: number, key: string): Promise<AuthRelay>
   });
   return {
     port,
+    cpuSeconds: childCpu(child.pid),
     close: async () => {
       child.kill();
       await exited;
