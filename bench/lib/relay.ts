@@ -315,9 +315,7 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
 }
 
 /** The load tools' CPU so far: this process (autocannon, the polling), smtp-source once it has exited, the sink, the pass-through. */
-const toolsCpu = (sink: Sink, passThrough?: { cpuSeconds(): number }): number => {
-  return selfAndReapedCpu() + sink.cpuSeconds() + (passThrough?.cpuSeconds() ?? 0);
-};
+const toolsCpu = (sink: Sink, passThrough?: { cpuSeconds(): number }): number => selfAndReapedCpu() + sink.cpuSeconds() + (passThrough?.cpuSeconds() ?? 0);
 
 const msPerMessage = (cpuSeconds: number, total: number) => fmt((cpuSeconds * 1000) / total, 2);
 const figures = (r: Run): RoundFigures => ({ perSecond: r.perSecond, cpuMsPerMessage: (r.cpuSeconds * 1000) / r.received });
