@@ -5,11 +5,11 @@
 // (a reference that does not start, a source that is not accepted, a sink that stops counting)
 // ends the bench with what it waited for, and everything started is stopped however it ends.
 
-import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startTestDns } from '../../test/helpers/dns-server.ts';
+import { httpLoad, type Load } from './http-load.ts';
 import { barLine, type RoundFigures } from './bar.ts';
 import { loadNow, machineLine } from './machine.ts';
 import { ensureBuilt, mailsvcSite, startMailsvc } from './mailsvc.ts';
@@ -62,13 +62,6 @@ interface Run {
 /** A step that shows no progress for this long ends the bench. */
 const QUIET_MS = 30_000;
 const POLL_MS = 250;
-
-/** The load being sent: how much of it was accepted so far. */
-interface Load {
-  accepted(): number;
-  done: Promise<void>;
-  stop(): Promise<void>;
-}
 
 /** Calls `beat` whenever `read()` changes; returns how to stop looking. */
 function onChange(read: () => number, beat: () => void): () => void {
@@ -190,50 +183,6 @@ async function throughPostfix(opts: RelayOptions, dkim: boolean): Promise<Run> {
     // This run's Postfix (when it failed) and sink: nothing else runs between runs.
     await stopAll();
   }
-}
-
-function httpBody(domain: string, bytes: number): string {
-  const line = 'Your order has shipped and is on its way. Track it from your account page at any time.\n';
-  return JSON.stringify({
-    from: `News <news@${domain}>`,
-    to: ['user@dest.test'],
-    subject: 'Your order has shipped',
-    text: line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes),
-  });
-}
-
-/** autocannon: one POST /api/v1/emails per message; fails unless every one is answered 2xx. */
-function httpLoad(port: number, apiKey: string, domain: string, opts: RelayOptions, total: number): Load {
-  let accepted = 0;
-  let instance!: autocannon.Instance;
-  const done = new Promise<void>((resolve, reject) => {
-    instance = autocannon(
-      {
-        url: `http://127.0.0.1:${port}/api/v1/emails`,
-        method: 'POST',
-        connections: opts.sessions,
-        amount: total,
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: httpBody(domain, opts.bytes),
-      },
-      (err, result) => {
-        if (err) reject(err instanceof Error ? err : new Error(String(err)));
-        else if (result['2xx'] !== total) reject(new Error(`${result['2xx']} of ${total} requests answered 2xx (${result.non2xx} other, ${result.errors} errors)`));
-        else resolve();
-      },
-    );
-  });
-  instance.on('response', (_client: unknown, status: number) => {
-    if (status < 300) accepted++;
-  });
-  return {
-    accepted: () => accepted,
-    done,
-    stop: async () => {
-      instance.stop();
-      await done.catch(() => undefined);
-    },
-  };
 }
 
 /**
