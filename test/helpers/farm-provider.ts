@@ -33,6 +33,11 @@ export type BehaviourChange = { [K in keyof FarmBehaviour]?: FarmBehaviour[K] | 
 /** One accepted message: one envelope recipient of a transaction that ended in 250 after DATA. */
 export interface FarmAccepted {
   at: number;
+  /**
+   * When its recipient was admitted at RCPT: the moment the provider counted it against its rate
+   * (`at`, the end of DATA, comes later by the transfer and by however busy the machine is).
+   */
+  admittedAt: number;
   provider: string;
   from: string;
   to: string;
@@ -67,6 +72,8 @@ export interface FarmConnection {
   messages: number;
   /** The greeting reply when it was turned away, else null. */
   refused: string | null;
+  /** When each recipient of its transaction was admitted at RCPT. */
+  admitted: Map<string, number>;
 }
 
 /** What the tests read of one provider; the arrays and counters are live. */
@@ -82,7 +89,10 @@ export interface ProviderStats {
   /** The most connections ever open at once, counted at accept and at close, refused ones included. */
   readonly connectionsPeak: number;
   readonly messagesPerConnectionPeak: number;
-  /** The most messages accepted within any `windowMs` (a half-open span [t, t + windowMs)). */
+  /**
+   * The most accepted messages admitted within any `windowMs` (a half-open span [t, t + windowMs)),
+   * counted by their admission at RCPT as the provider's own rate limit counts them.
+   */
   maxInWindow(windowMs: number): number;
 }
 
@@ -194,7 +204,7 @@ export class FarmProvider implements ProviderStats {
   }
 
   opened(clientAddress: string): FarmConnection {
-    const connection: FarmConnection = { id: '', clientAddress, openedAt: this.clock.now(), closedAt: null, helo: '', messages: 0, refused: null };
+    const connection: FarmConnection = { id: '', clientAddress, openedAt: this.clock.now(), closedAt: null, helo: '', messages: 0, refused: null, admitted: new Map() };
     this.connectionList.push(connection);
     this.connections++;
     this.connectionsPeak = Math.max(this.connectionsPeak, this.connections);
@@ -235,12 +245,14 @@ export class FarmProvider implements ProviderStats {
       }
     }
     this.window.add(now);
+    connection.admitted.set(to, now);
     return null;
   }
 
-  accept(connection: FarmConnection, message: Omit<FarmAccepted, 'at' | 'provider' | 'connectionId' | 'clientAddress'>): void {
+  accept(connection: FarmConnection, message: Omit<FarmAccepted, 'at' | 'admittedAt' | 'provider' | 'connectionId' | 'clientAddress'>): void {
     const now = this.clock.now();
-    const accepted: FarmAccepted = { at: now, provider: this.name, connectionId: connection.id, clientAddress: connection.clientAddress, ...message };
+    const admittedAt = connection.admitted.get(message.to) ?? now;
+    const accepted: FarmAccepted = { at: now, admittedAt, provider: this.name, connectionId: connection.id, clientAddress: connection.clientAddress, ...message };
     this.accepted.push(accepted);
     connection.helo = message.helo;
     connection.messages++;
@@ -254,10 +266,11 @@ export class FarmProvider implements ProviderStats {
   }
 
   maxInWindow(windowMs: number): number {
+    const times = this.accepted.map((a) => a.admittedAt).sort((a, b) => a - b);
     let most = 0;
     let start = 0;
-    for (let end = 0; end < this.accepted.length; end++) {
-      while (this.accepted[end]!.at - this.accepted[start]!.at >= windowMs) start++;
+    for (let end = 0; end < times.length; end++) {
+      while (times[end]! - times[start]! >= windowMs) start++;
       most = Math.max(most, end - start + 1);
     }
     return most;

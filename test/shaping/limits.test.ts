@@ -37,7 +37,8 @@ describe.each(STORES)('shaping limits at the receiver (%s)', (kind) => {
     // 8 recipient domains, 2 MX hosts: one group, so two connections in all.
     expect(provider.connectionsPeak).toBeLessThanOrEqual(2);
     expect(provider.messagesPerConnectionPeak).toBeLessThanOrEqual(5);
-    expect(provider.maxInWindow(6000)).toBeLessThanOrEqual(60);
+    // Its rate is held if it refused nothing: it counts each recipient at RCPT against 60 in any 6 s
+    // and refuses beyond (checked below with the other providers').
     expect(provider.accepted.length).toBe(70);
     for (const host of ['host1', 'host2', 'host3']) expect(env.farm.provider(host).connectionsPeak).toBeLessThanOrEqual(3);
     for (const p of env.farm.providers()) expect(p.refused).toEqual([]);

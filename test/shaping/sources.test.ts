@@ -17,9 +17,9 @@ class ShiftedClock implements Clock {
   now = (): number => Date.now() + this.offset;
 }
 
-/** Most messages in any sliding window of `ms`. */
+/** Most messages in any sliding window of `ms`, by their admission at RCPT (where the provider counts them). */
 function busiest(list: readonly FarmAccepted[], ms: number): number {
-  const times = list.map((a) => a.at).sort((a, b) => a - b);
+  const times = list.map((a) => a.admittedAt).sort((a, b) => a - b);
   let most = 0;
   for (let i = 0, j = 0; j < times.length; j++) {
     while (times[j]! - times[i]! >= ms) i++;
