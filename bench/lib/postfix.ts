@@ -10,6 +10,7 @@ import { once } from 'node:events';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { statOf, TICKS_PER_SECOND, ticksOf } from './proc.ts';
 import { freePort, waitForPort } from './smtp.ts';
 
 /** A Postfix that did not start, with the tail of its maillog. */
@@ -24,18 +25,7 @@ export interface PostfixInstance {
   stop(): Promise<void>;
 }
 
-const TICKS_PER_SECOND = 100;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Fields 3.. of /proc/PID/stat (the command name, field 2, may hold spaces); null once it is gone. */
-function statOf(pid: number): string[] | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return null;
-  }
-}
 
 /** Running: not gone, and not a zombie (in a container, nobody may reap a master that exited). */
 const alive = (pid: number): boolean => {
@@ -56,13 +46,6 @@ function childrenOf(pid: number): number[] {
     .filter((name) => /^\d+$/.test(name))
     .map(Number)
     .filter((p) => Number(statOf(p)?.[1]) === pid);
-}
-
-/** utime + stime, and with `reaped` the waited-for children's cutime + cstime, in ticks. */
-function ticksOf(pid: number, reaped: boolean): number {
-  const f = statOf(pid);
-  if (!f) return 0;
-  return Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0);
 }
 
 function tailOf(file: string, lines: number): string {
@@ -229,9 +212,9 @@ export async function startPostfix(opts: { relayTo: number; dkimDomain?: string 
       cpuSeconds: () => {
         const pid = readMasterPid();
         // Children first: one reaped meanwhile is then counted twice rather than not at all.
-        const children = pid ? childrenOf(pid).reduce((sum, p) => sum + ticksOf(p, true), 0) : 0;
-        const master = pid ? ticksOf(pid, true) : 0;
-        return (children + master + (opendkim?.pid ? ticksOf(opendkim.pid, true) : 0)) / TICKS_PER_SECOND;
+        const children = pid ? childrenOf(pid).reduce((sum, p) => sum + (ticksOf(p, true) ?? 0), 0) : 0;
+        const master = pid ? (ticksOf(pid, true) ?? 0) : 0;
+        return (children + master + (opendkim?.pid ? (ticksOf(opendkim.pid, true) ?? 0) : 0)) / TICKS_PER_SECOND;
       },
       maillogTail: (lines = 10) => tailOf(maillog, lines),
       stop,

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { appendFileSync, readFileSync } from 'node:fs';
 
-const TICKS_PER_SECOND = 100;
+export const TICKS_PER_SECOND = 100;
 
 export interface Child {
   child: ChildProcess;
@@ -77,6 +77,23 @@ export function cpuSeconds(pid: number, thread?: number): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
+/** Fields 3.. of /proc/PID/stat (the command name, field 2, may hold spaces); null once it is gone. */
+export function statOf(pid: number | 'self'): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/** utime + stime, and with `reaped` the waited-for children's cutime + cstime, in ticks; null once it is gone. */
+export function ticksOf(pid: number | 'self', reaped: boolean): number | null {
+  const f = statOf(pid);
+  if (!f) return null;
+  return Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0);
+}
+
 /**
  * A child's CPU seconds so far, remembered: once it has exited (and /proc no longer has it) the
  * last value read is returned.
@@ -84,24 +101,14 @@ export function cpuSeconds(pid: number, thread?: number): number {
 export function childCpu(pid: number | undefined): () => number {
   let last = 0;
   return () => {
-    try {
-      if (pid !== undefined) last = cpuSeconds(pid);
-    } catch {
-      // exited: its last reading stands
-    }
+    const ticks = pid === undefined ? null : ticksOf(pid, false);
+    if (ticks !== null) last = ticks / TICKS_PER_SECOND;
     return last;
   };
 }
 
-/**
- * This process's own CPU seconds plus those of its children it has waited for (an exited
- * smtp-source), from /proc/self/stat.
- */
-export function selfAndReapedCpu(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND;
-}
+/** This process's own CPU seconds plus those of the children it has waited for (an exited smtp-source). */
+export const selfAndReapedCpu = (): number => ticksOf('self', true)! / TICKS_PER_SECOND;
 
 /** Peak resident memory of a process, in MB. */
 export function peakRssMb(pid: number): number {

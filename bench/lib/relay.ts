@@ -16,7 +16,7 @@ import { ensureBuilt, mailsvcSite, startMailsvc } from './mailsvc.ts';
 import { PostfixFailure, startPostfix, type PostfixInstance } from './postfix.ts';
 import { fmt, peakRssMb, selfAndReapedCpu, showSpread, spread } from './proc.ts';
 import { interruptedBy, started, stopAll, stopAllOnSignals } from './running.ts';
-import { authRelay, ensurePackages, smtpSink, startSmtpSource, type Sink } from './smtp.ts';
+import { authRelay, ensurePackages, smtpSink, startSmtpSource, type AuthRelay, type Sink } from './smtp.ts';
 import { cpuByThread, sampleThreads, showThreadCpu, watchThreadWaits, type ThreadCpu } from './threads.ts';
 import { StalledError, watched } from './watchdog.ts';
 
@@ -215,12 +215,10 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
     const stopServer = started(() => server.stop());
     const port = Number(server.ready[1]);
     let load: (total: number) => Load;
-    let passThrough: { cpuSeconds(): number } | undefined;
-    if (opts.mode === 'smtp') {
-      const relay = await authRelay(port, site.apiKey);
-      passThrough = relay;
-      started(() => relay.close());
-      load = (total) => startSmtpSource(relay.port, { total, sessions: opts.sessions, bytes: opts.bytes, from: `news@${site.domain}`, to: 'user@dest.test' });
+    const passThrough = opts.mode === 'smtp' ? await authRelay(port, site.apiKey) : undefined;
+    if (passThrough) {
+      started(() => passThrough.close());
+      load = (total) => startSmtpSource(passThrough.port, { total, sessions: opts.sessions, bytes: opts.bytes, from: `news@${site.domain}`, to: 'user@dest.test' });
     } else {
       load = (total) => httpLoad(port, site.apiKey, site.domain, opts, total);
     }
@@ -264,7 +262,7 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
 }
 
 /** The load tools' CPU so far: this process (autocannon, the polling), smtp-source once it has exited, the sink, the pass-through. */
-const toolsCpu = (sink: Sink, passThrough?: { cpuSeconds(): number }): number => selfAndReapedCpu() + sink.cpuSeconds() + (passThrough?.cpuSeconds() ?? 0);
+const toolsCpu = (sink: Sink, passThrough?: AuthRelay): number => selfAndReapedCpu() + sink.cpuSeconds() + (passThrough?.cpuSeconds() ?? 0);
 
 const msPerMessage = (cpuSeconds: number, total: number) => fmt((cpuSeconds * 1000) / total, 2);
 const figures = (r: Run): RoundFigures => ({ perSecond: r.perSecond, cpuMsPerMessage: (r.cpuSeconds * 1000) / r.received });

@@ -61,6 +61,9 @@ export function mimeContent(raw: Buffer): MimeContent {
   return { kind: 'mime', raw };
 }
 
+/** `content` of submitted MIME, whose bytes are in `raw`. */
+const MIME_MARKER = JSON.stringify({ kind: 'mime' });
+
 export function storeContent(
   content: MessageContent,
   addressing: { to: Mailbox[]; cc: Mailbox[]; bcc: Mailbox[]; replyTo: Mailbox[]; tags: MessageEnvelope['tags']; metadata: Record<string, string> },
@@ -77,8 +80,6 @@ export function storeContent(
   const stored = content.kind === 'mime' ? { content: MIME_MARKER, raw: content.raw } : { content: JSON.stringify(content), raw: null };
   return { ...stored, envelope: JSON.stringify(envelope) };
 }
-
-const MIME_MARKER = JSON.stringify({ kind: 'mime' });
 
 /** MIME as rows before migration 024 held it: base64 inside the JSON. */
 interface InlineMime {

@@ -101,6 +101,21 @@ export interface FarmReply {
   message: string;
 }
 
+/**
+ * The most of `accepted` admitted within any `windowMs` (a half-open span [t, t + windowMs)), by
+ * their admission at RCPT, where a provider's rate limit counts them.
+ */
+export function mostInWindow(accepted: readonly FarmAccepted[], windowMs: number): number {
+  const times = accepted.map((a) => a.admittedAt).sort((a, b) => a - b);
+  let most = 0;
+  let start = 0;
+  for (let end = 0; end < times.length; end++) {
+    while (times[end]! - times[start]! >= windowMs) start++;
+    most = Math.max(most, end - start + 1);
+  }
+  return most;
+}
+
 export const DEFAULT_TOO_MANY_CONNECTIONS = '421 4.7.0 Too many concurrent SMTP connections, try again later';
 // Gmail's wording for its per-IP rate limit (the reply the built-in 421 4.7.28 rule is about).
 export const DEFAULT_RATE_LIMITED =
@@ -266,14 +281,7 @@ export class FarmProvider implements ProviderStats {
   }
 
   maxInWindow(windowMs: number): number {
-    const times = this.accepted.map((a) => a.admittedAt).sort((a, b) => a - b);
-    let most = 0;
-    let start = 0;
-    for (let end = 0; end < times.length; end++) {
-      while (times[end]! - times[start]! >= windowMs) start++;
-      most = Math.max(most, end - start + 1);
-    }
-    return most;
+    return mostInWindow(this.accepted, windowMs);
   }
 
   private refuse(connection: FarmConnection, reason: RefusalReason, reply: string, to: string | null): FarmReply {

@@ -16,6 +16,7 @@ import {
 } from './farm-provider.ts';
 
 export type { BehaviourChange, FarmAccepted, FarmBehaviour, FarmProviderSpec, ProviderStats } from './farm-provider.ts';
+export { mostInWindow } from './farm-provider.ts';
 
 export interface ProviderFarmOptions {
   dns: TestDns;

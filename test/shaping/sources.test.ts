@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Clock } from '../../src/core/ports.ts';
-import type { FarmAccepted } from '../helpers/provider-farm.ts';
+import { mostInWindow } from '../helpers/provider-farm.ts';
 import { STORES } from '../helpers/stores.ts';
 import { addresses, shapingEnv } from './env.ts';
 
@@ -15,17 +15,6 @@ const SOURCES = [
 class ShiftedClock implements Clock {
   offset = 0;
   now = (): number => Date.now() + this.offset;
-}
-
-/** Most messages in any sliding window of `ms`, by their admission at RCPT (where the provider counts them). */
-function busiest(list: readonly FarmAccepted[], ms: number): number {
-  const times = list.map((a) => a.admittedAt).sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; j < times.length; j++) {
-    while (times[j]! - times[i]! >= ms) i++;
-    most = Math.max(most, j - i + 1);
-  }
-  return most;
 }
 
 describe.each(STORES)('sending addresses (%s)', (kind) => {
@@ -49,7 +38,7 @@ describe.each(STORES)('sending addresses (%s)', (kind) => {
       expect(from.every((a) => a.helo === source.ehlo)).toBe(true);
       const times = from.map((a) => a.at);
       expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual((from.length - 1) * 95);
-      expect(busiest(from, 6000)).toBeLessThanOrEqual(60);
+      expect(mostInWindow(from, 6000)).toBeLessThanOrEqual(60);
       const connections = farm.connectionList.filter((c) => c.clientAddress === source.address);
       for (const c of connections) {
         const overlapping = connections.filter((o) => o !== c && o.openedAt <= c.openedAt && (o.closedAt === null || o.closedAt > c.openedAt));

@@ -1,8 +1,9 @@
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../src/store/db.ts';
+import { openFileTargets } from '../helpers/fds.ts';
 
 const dirs: string[] = [];
 const dbs: Db[] = [];
@@ -12,16 +13,7 @@ afterEach(async () => {
 });
 
 /** Files this process holds open that SQLite made for temporary data (named `etilqs_*`, deleted once opened). */
-function sqliteTempFiles(): string[] {
-  return readdirSync('/proc/self/fd').flatMap((fd) => {
-    try {
-      const target = readlinkSync(`/proc/self/fd/${fd}`);
-      return /\/etilqs_/.test(target) ? [target] : [];
-    } catch {
-      return []; // closed since the listing
-    }
-  });
-}
+const sqliteTempFiles = (): string[] => openFileTargets().filter((target) => /\/etilqs_/.test(target));
 
 describe('SQLite temporary data', () => {
   it('a shared commit whose savepoints change hundreds of kilobytes keeps their journal in memory, not in a temporary file', async () => {

@@ -1,10 +1,11 @@
-import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BatcherClosedError } from '../../src/core/batcher.ts';
 import { createDb, durability, type Db } from '../../src/store/db.ts';
 import { WalSync, walSyncsCompleted } from '../../src/store/wal-sync.ts';
+import { openFileTargets } from '../helpers/fds.ts';
 
 const dirs: string[] = [];
 const dbs: Db[] = [];
@@ -19,16 +20,8 @@ function scratchDir(): string {
   return dir;
 }
 
-/** This process's open file descriptors on `file` (a deleted file's link ends in " (deleted)"). */
-function handlesOn(file: string): number {
-  return readdirSync('/proc/self/fd').filter((fd) => {
-    try {
-      return readlinkSync(`/proc/self/fd/${fd}`).replace(/ \(deleted\)$/, '') === file;
-    } catch {
-      return false; // closed since the listing
-    }
-  }).length;
-}
+/** This process's open file descriptors on `file`, deleted or not. */
+const handlesOn = (file: string): number => openFileTargets().filter((target) => target.replace(/ \(deleted\)$/, '') === file).length;
 
 describe('WAL sync', () => {
   it('makes a caller that arrives during a sync wait for the next one, shared by everyone who arrived meanwhile', async () => {
