@@ -27,6 +27,19 @@ export interface Sql {
   bindings: unknown[];
 }
 
+/** A LIMIT as a parameter (PostgreSQL). */
+const boundLimit = (n: number): Sql => ({ sql: 'limit ?', bindings: [n] });
+
+/**
+ * A LIMIT written as its number (SQLite). SQLite plans with a bound LIMIT's value and so compiles
+ * the statement again each time the parameter is bound: the claim, run many times a second, was
+ * compiled anew on every run. With the number in the text it is compiled once per distinct limit.
+ */
+function writtenLimit(n: number): Sql {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`A claim's limit must be a whole number, not ${n}`);
+  return { sql: `limit ${n}`, bindings: [] };
+}
+
 /** Rows a shaped claim looks at per row it may take: enough to find other groups behind a busy one. */
 const CANDIDATES_PER_ROW = 4;
 
@@ -37,7 +50,7 @@ const GROUPED_FROM = 'recipients r left join delivery_domains d on d.domain = r.
 export function pickSqlite(req: ClaimRequest): Sql {
   const shape = req.shape;
   if (!shape) {
-    const due = dueInOrder('r.id, r.due_at', 'recipients r', `r.due_at <= ? and ${notHeldSql('r')}`, [req.now], req.limit);
+    const due = dueInOrder('r.id, r.due_at', 'recipients r', `r.due_at <= ? and ${notHeldSql('r')}`, [req.now], writtenLimit(req.limit));
     return { sql: `select id from (${due.sql}) as picked_due`, bindings: due.bindings };
   }
   const candidates = dueInOrder(
@@ -45,7 +58,7 @@ export function pickSqlite(req: ClaimRequest): Sql {
     GROUPED_FROM,
     `r.due_at <= ? and coalesce(d.group_name, '') not in (select value from json_each(?)) and ${notHeldSql('r')}`,
     [req.now, JSON.stringify(shape.exclude)],
-    req.limit * CANDIDATES_PER_ROW,
+    writtenLimit(req.limit * CANDIDATES_PER_ROW),
   );
   return {
     sql: `with caps(grp, cap) as (
@@ -56,8 +69,8 @@ export function pickSqlite(req: ClaimRequest): Sql {
        select cand.id, cand.due_at, row_number() over (partition by cand.grp order by cand.due_at, cand.id) as rn, coalesce(caps.cap, ?) as cap
        from cand left join caps on caps.grp = cand.grp
      )
-     select id from ranked where rn <= cap order by due_at limit ?`,
-    bindings: [JSON.stringify(shape.caps), ...candidates.bindings, shape.defaultCap, req.limit],
+     select id from ranked where rn <= cap order by due_at ${writtenLimit(req.limit).sql}`,
+    bindings: [JSON.stringify(shape.caps), ...candidates.bindings, shape.defaultCap],
   };
 }
 
@@ -71,7 +84,7 @@ export function pickPg(req: ClaimRequest): Sql {
   if (!shape) {
     // Each walk locks as it goes, skipping what other workers hold: candidates locked only after
     // a merged list was cut could leave a claim short while due rows wait behind them.
-    const due = dueInOrder('r.id, r.due_at', 'recipients r', `r.due_at <= ? and ${notHeldSql('r')}`, [req.now], req.limit, 'for update skip locked');
+    const due = dueInOrder('r.id, r.due_at', 'recipients r', `r.due_at <= ? and ${notHeldSql('r')}`, [req.now], boundLimit(req.limit), 'for update skip locked');
     return { sql: `with picked as (select id from (${due.sql}) as picked_due)`, bindings: due.bindings };
   }
   const candidates = dueInOrder(
@@ -79,7 +92,7 @@ export function pickPg(req: ClaimRequest): Sql {
     GROUPED_FROM,
     `r.due_at <= ? and coalesce(d.group_name, '') <> all(?::text[]) and ${notHeldSql('r')}`,
     [req.now, shape.exclude],
-    req.limit * CANDIDATES_PER_ROW,
+    boundLimit(req.limit * CANDIDATES_PER_ROW),
   );
   return {
     sql: `with caps as (
@@ -105,12 +118,12 @@ export function pickPg(req: ClaimRequest): Sql {
  * them. `columns` must include `r.due_at`; `lock` (PostgreSQL) locks each walk's rows as it takes
  * them, up to `limit` per walk.
  */
-function dueInOrder(columns: string, from: string, where: string, bindings: unknown[], limit: number, lock = ''): Sql {
+function dueInOrder(columns: string, from: string, where: string, bindings: unknown[], limit: Sql, lock = ''): Sql {
   const branches = CLAIMABLE.map(
-    (status, i) => `select * from (select ${columns} from ${from} where r.status = '${status}' and ${where} order by r.due_at limit ? ${lock}) as due_${i}`,
+    (status, i) => `select * from (select ${columns} from ${from} where r.status = '${status}' and ${where} order by r.due_at ${limit.sql} ${lock}) as due_${i}`,
   );
   return {
-    sql: `select * from (${branches.join(' union all ')}) as due order by due_at limit ?`,
-    bindings: [...CLAIMABLE.flatMap(() => [...bindings, limit]), limit],
+    sql: `select * from (${branches.join(' union all ')}) as due order by due_at ${limit.sql}`,
+    bindings: [...CLAIMABLE.flatMap(() => [...bindings, ...limit.bindings]), ...limit.bindings],
   };
 }

@@ -83,10 +83,15 @@ interface SqliteQuery {
   response?: unknown;
   context?: unknown;
 }
+/** The part of a knex query builder's private state that a compiler reads for LIMIT. */
+interface KnexBuilderState {
+  _single: { limit?: unknown; skipBinding?: Record<string, unknown> };
+}
 interface SqliteClient {
   _query(conn: SqliteConnection, obj: SqliteQuery): Promise<SqliteQuery>;
   _formatBindings(bindings: unknown[] | undefined): unknown[];
   _optSafeIntegers(options: unknown): boolean | undefined;
+  queryCompiler(builder: KnexBuilderState, formatter: unknown): unknown;
   destroyRawConnection(connection: SqliteConnection): Promise<void>;
 }
 
@@ -142,6 +147,18 @@ function statementReusingClient(): typeof knexFactory.Client {
   const Base = probe.client.constructor as new (config: unknown) => SqliteClient;
   void probe.destroy();
   class StatementReusingClient extends Base {
+    /**
+     * A limit is written into the SQL as its number (knex's `skipBinding`; knex has parsed it
+     * to an integer). SQLite plans with a bound LIMIT's value, so it marks the statement to be
+     * compiled again whenever that parameter is bound, which is on every run: each `.first()`
+     * was a fresh compile. Written as a number, a statement is compiled once per distinct limit.
+     */
+    override queryCompiler(builder: KnexBuilderState, formatter: unknown): unknown {
+      const single = builder._single;
+      if (typeof single.limit === 'number') single.skipBinding = { ...single.skipBinding, limit: true };
+      return super.queryCompiler(builder, formatter);
+    }
+
     override async _query(connection: SqliteConnection, obj: SqliteQuery): Promise<SqliteQuery> {
       if (!obj.sql) throw new Error('The query is empty');
       if (!connection) throw new Error('No connection provided');
