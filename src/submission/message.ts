@@ -116,6 +116,14 @@ function oneMailbox(fields: RawField[], name: 'from' | 'sender', parsed: Address
   return { ...strict, name: read[0].name };
 }
 
+/**
+ * A Message-ID for a message submitted without one: the time first, so that consecutive ones sort
+ * together in the Message-ID index (a random id put each message on a page of its own, written
+ * again at every commit), then random bytes so that it is unique.
+ */
+export const generatedMessageId = (now: number, domain: string): string =>
+  `<${now.toString(36).padStart(9, '0')}.${randomBytes(9).toString('hex')}.submission@${domain}>`;
+
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 /**
@@ -178,7 +186,7 @@ export async function readSubmission(raw: Buffer, rcpts: Mailbox[], now: number)
     throw refuse('badMessage', `Message-ID must be one id of at most ${MAX_MESSAGE_ID} characters`);
   }
   if (messageId === null) {
-    messageId = `<${randomBytes(12).toString('hex')}.submission@${from.domain}>`;
+    messageId = generatedMessageId(now, from.domain);
     added.push({ name: 'message-id', raw: `Message-ID: ${messageId}` });
   }
 

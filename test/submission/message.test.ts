@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readSubmission } from '../../src/submission/message.ts';
+import { generatedMessageId, readSubmission } from '../../src/submission/message.ts';
 
 const NOW = Date.UTC(2026, 10, 24, 9, 0, 0);
 const rcpts = [{ address: 'bob@dest.test', local: 'bob', domain: 'dest.test', name: null }];
@@ -45,5 +45,19 @@ describe('reading a submitted message', () => {
     const long = await timed(lines(998));
     // A check that rescans each line from every position takes hundreds of times longer on the long lines.
     expect(long).toBeLessThan(Math.max(10 * short, 50));
+  });
+});
+
+describe('the Message-ID given to a message submitted without one', () => {
+  it('is unique, names the From domain, and sorts in the order the messages came, so that they share pages of the Message-ID index', async () => {
+    const raw = ['From: shop@acme.test', 'To: bob@dest.test', 'Subject: no id', '', 'body', ''].join('\r\n');
+    const { message } = await readSubmission(Buffer.from(raw, 'latin1'), rcpts, NOW);
+    expect(message.messageId).toMatch(/^<[0-9a-z]{9}\.[0-9a-f]{18}\.submission@acme\.test>$/);
+    expect(message.content.kind === 'mime' && message.content.raw.toString('latin1')).toContain(`Message-ID: ${message.messageId}\r\n`);
+
+    const times = [NOW, NOW + 1, NOW + 999, NOW + 86_400_000, Date.UTC(2059, 0, 1)];
+    const ids = times.flatMap((t) => [generatedMessageId(t, 'acme.test'), generatedMessageId(t, 'acme.test')]);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.map((id) => id.slice(0, 10))).toStrictEqual([...ids].sort().map((id) => id.slice(0, 10)));
   });
 });
