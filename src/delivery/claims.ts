@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname as machineName } from 'node:os';
 import type { Clock, Logger } from '../core/ports.ts';
-import type { Db } from '../store/db.ts';
+import { singleWriter, type Db } from '../store/db.ts';
+import type { GroupCommitter } from '../store/groupCommit.ts';
 import type { RecipientRow } from '../store/messages.ts';
 import { queueRepo, type ClaimRequest } from '../store/queue.ts';
 
@@ -17,7 +18,7 @@ export class LeasedClaims {
   private renewTimer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly deps: { db: Db; clock: Clock; log: Logger },
+    private readonly deps: { db: Db; clock: Clock; log: Logger; committer?: GroupCommitter },
     private readonly leaseMs: number,
     /** Called whenever the number of rows in flight changes. */
     private readonly changed: (inFlight: number) => void,
@@ -32,7 +33,11 @@ export class LeasedClaims {
    * `claimed` sees the whole batch first (to load what its rows share in one go).
    */
   async claim(limit: number, work: (row: RecipientRow) => Promise<void>, claimed?: (rows: RecipientRow[]) => void, shape?: ClaimRequest['shape']): Promise<number> {
-    const rows = await queueRepo.claim(this.deps.db, { owner: this.owner, now: this.deps.clock.now(), leaseMs: this.leaseMs, limit, shape });
+    const req = { owner: this.owner, now: this.deps.clock.now(), leaseMs: this.leaseMs, limit, shape };
+    const { db, committer } = this.deps;
+    // SQLite: a job of the shared commit, not a transaction (and a WAL sync) of its own. On
+    // PostgreSQL the claim is one statement that skips locked rows, best run beside the commits.
+    const rows = committer && singleWriter(db) ? await committer.run((tx) => queueRepo.claim(tx, req)) : await queueRepo.claim(db, req);
     if (rows.length > 0) claimed?.(rows);
     for (const row of rows) {
       // Our own lease may have lapsed while we still work on the row (a stalled event loop):

@@ -1,4 +1,4 @@
-import { isPg, type Conn, type Db, type Tx } from './db.ts';
+import { inTransaction, isPg, type Conn, type Db, type Tx } from './db.ts';
 import { deriveMessageStatuses, statusOnMove } from './messageStatus.ts';
 import { CLAIMABLE, pickPg, pickSqlite, type ClaimRequest } from './claim-picks.ts';
 import type { RecipientRow } from './messages.ts';
@@ -66,8 +66,10 @@ export const queueRepo = {
    * (one round trip, no BEGIN/COMMIT): the messages' new status is known without reading their
    * recipients again (`claimMarks`); their rows are locked in id order first. A row a standing
    * hold covers is never claimed (`notHeldSql`): the sweep marks it `held` on the next pass.
+   * On SQLite, given a transaction (a job of the group commit), the claim writes in it; given
+   * the database, it opens one of its own.
    */
-  async claim(db: Db, req: ClaimRequest): Promise<RecipientRow[]> {
+  async claim(db: Conn, req: ClaimRequest): Promise<RecipientRow[]> {
     const leaseUntil = req.now + req.leaseMs;
     if (isPg(db)) {
       const pick = pickPg(req);
@@ -85,7 +87,7 @@ export const queueRepo = {
       )) as { rows: RecipientRow[] };
       return rows;
     }
-    return db.transaction(async (tx) => {
+    const claimIn = async (tx: Tx): Promise<RecipientRow[]> => {
       const pick = pickSqlite(req);
       const rows: RecipientRow[] = await tx('recipients')
         .whereRaw(`id in (${pick.sql})`, pick.bindings as never)
@@ -97,7 +99,8 @@ export const queueRepo = {
         rows.map((r) => r.message_id),
       );
       return rows;
-    });
+    };
+    return inTransaction(db) ? claimIn(db) : db.transaction(claimIn);
   },
 
   /**

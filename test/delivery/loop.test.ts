@@ -132,3 +132,31 @@ describe.each(STORES)('the delivery loop (%s)', (kind) => {
     expect(metrics).toMatch(/mailsvc_delivery_attempt_duration_seconds_count\{outcome="delivered"\} 1/);
   });
 });
+
+describe('the delivery loop on SQLite', () => {
+  it('claims in the shared commits: every transaction that writes while 60 messages are delivered is one of the group committer', async () => {
+    const env = await deliveryEnv('sqlite', { delivery: { concurrency: 10 } });
+    env.mx('dest.test');
+    await sendMany(env, 60, (i) => `user${i}@dest.test`);
+    const { db, committer } = env.server.services;
+    // One connection: the statements arrive in order, each transaction's between BEGIN and COMMIT.
+    let writes = false;
+    let writingTransactions = 0;
+    const onQuery = (q: { sql: string }) => {
+      if (/^begin\b/i.test(q.sql)) writes = false;
+      else if (/^(insert|update|delete)\b/i.test(q.sql)) writes = true;
+      else if (/^commit\b/i.test(q.sql) && writes) writingTransactions += 1;
+    };
+    db.on('query', onQuery);
+    const before = committer.stats().commits;
+    const worker = env.worker();
+    worker.start();
+    await env.sink.waitForMessages(60);
+    await worker.stop();
+    db.off('query', onQuery);
+    expect(env.sink.messages).toHaveLength(60);
+    // Ten at a time: at least six claims, and the outcomes; none wrote in a transaction of its own.
+    expect(writingTransactions).toBeGreaterThanOrEqual(6);
+    expect(committer.stats().commits - before).toBe(writingTransactions);
+  });
+});
