@@ -1,22 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pickSqlite } from '../../src/store/claim-picks.ts';
-import { createDb, type Db } from '../../src/store/db.ts';
-
-const dirs: string[] = [];
-const dbs: Db[] = [];
-afterEach(async () => {
-  await Promise.all(dbs.splice(0).map((db) => db.destroy()));
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import type { Db } from '../../src/store/db.ts';
+import { openStore } from '../helpers/db.ts';
 
 async function sqliteDb(): Promise<Db> {
-  const dir = mkdtempSync(join(tmpdir(), 'mailsvc-limits-'));
-  dirs.push(dir);
-  const db = createDb({ client: 'sqlite', connection: { filename: join(dir, 'mailsvc.sqlite') }, pool: 1 });
-  dbs.push(db);
+  const db = (await openStore('sqlite')).open();
   await db.schema.createTable('notes', (t) => {
     t.increments('id');
     t.text('body');
