@@ -18,7 +18,7 @@ export class LeasedClaims {
   private renewTimer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly deps: { db: Db; clock: Clock; log: Logger; committer?: GroupCommitter },
+    private readonly deps: { db: Db; clock: Clock; log: Logger; committer: GroupCommitter },
     private readonly leaseMs: number,
     /** Called whenever the number of rows in flight changes. */
     private readonly changed: (inFlight: number) => void,
@@ -37,7 +37,7 @@ export class LeasedClaims {
     const { db, committer } = this.deps;
     // SQLite: a job of the shared commit, not a transaction (and a WAL sync) of its own. On
     // PostgreSQL the claim is one statement that skips locked rows, best run beside the commits.
-    const rows = committer && singleWriter(db) ? await committer.run((tx) => queueRepo.claim(tx, req)) : await queueRepo.claim(db, req);
+    const rows = singleWriter(db) ? await committer.run((tx) => queueRepo.claim(tx, req)) : await queueRepo.claim(db, req);
     if (rows.length > 0) claimed?.(rows);
     for (const row of rows) {
       // Our own lease may have lapsed while we still work on the row (a stalled event loop):
