@@ -131,6 +131,25 @@ describe('signMessage', () => {
     expect(signed.subarray(signed.length - plain.length).equals(plain)).toBe(true);
   });
 
+  it('lists the signed fields from the bottom of the header up, and folds the field within 78 octets a line', async () => {
+    const twoTo = Buffer.from(['From: a@example.test', 'To: first@dest.test', 'Subject: s', 'To: second@dest.test', '', 'body', ''].join('\r\n'));
+    const signed = await signMessage(twoTo, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem, headerFields: ['From', 'To', 'Subject'] });
+    const fieldLines = signed.toString('latin1').split('\r\n');
+    const end = fieldLines.findIndex((line, i) => i > 0 && !/^[ \t]/.test(line));
+    const folded = fieldLines.slice(0, end);
+    expect(folded.length).toBeGreaterThan(3);
+    for (const line of folded) expect(line.length).toBeLessThanOrEqual(78);
+    const field = folded.join(' ');
+    expect(
+      /h=([^;]+);/
+        .exec(field)![1]!
+        .split(':')
+        .map((name) => name.trim()),
+    ).toEqual(['To', 'Subject', 'To', 'From', 'From']);
+    expect(/b=([^;]+)$/.exec(field)![1]!.replace(/\s/g, '')).toMatch(/^[A-Za-z0-9+/]{342}==$/);
+    expect(await mailauthResult(signed)).toBe('pass');
+  });
+
   it('verifies with mailauth, the key fetched from the test DNS server', async () => {
     const signed = await signMessage(plain, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem });
     expect(await mailauthResult(signed)).toBe('pass');
