@@ -12,6 +12,7 @@ interface DataStream extends Transform {
   /** The chunk before's last byte; false before the first. */
   lastByte: number | false;
   _transform(chunk: Buffer | string, encoding: BufferEncoding, done: TransformCallback): void;
+  _flush(done: TransformCallback): void;
 }
 
 /**
@@ -40,17 +41,39 @@ export function stuffedChunk(chunk: Buffer, lastByte: number | false): Buffer | 
   return Buffer.concat(parts);
 }
 
-/** Gives one of nodemailer's DataStreams the `indexOf` path, its own loop kept for the rest. */
+/** The end of the data (RFC 5321 §4.1.1.4) after a chunk ending in `lastByte`, as DataStream writes it. */
+function finalDot(lastByte: number | false): Buffer {
+  if (lastByte === LF) return Buffer.from('.\r\n');
+  if (lastByte === CR) return Buffer.from('\n.\r\n');
+  return Buffer.from('\r\n.\r\n');
+}
+
+/**
+ * Gives one of nodemailer's DataStreams the `indexOf` path, its own loop kept for the rest, and
+ * sends the final dot with the last chunk: DataStream pushes it alone, and each push is a write
+ * of its own to the socket, so a message took two writes (a loopback round of its own for three
+ * bytes) where one does. A chunk of the fast path is held until the next one or the end.
+ */
 export function withFastStuffing<T extends Transform>(stream: T): T {
   const data = stream as unknown as DataStream;
   const general = data._transform;
+  let held: Buffer | null = null;
   data._transform = function (chunk, encoding, done) {
     const out = typeof chunk === 'string' || chunk.length === 0 ? null : stuffedChunk(chunk, this.lastByte);
+    if (held !== null) this.push(held);
+    held = null;
     if (out === null) return general.call(this, chunk, encoding, done);
     this.inByteCount += chunk.length;
     this.outByteCount += out.length;
-    this.push(out);
+    held = out;
     this.lastByte = (chunk as Buffer)[chunk.length - 1]!;
+    done();
+  };
+  data._flush = function (done) {
+    const dot = finalDot(this.lastByte);
+    this.outByteCount += dot.length;
+    this.push(held === null ? dot : Buffer.concat([held, dot]));
+    held = null;
     done();
   };
   return stream;

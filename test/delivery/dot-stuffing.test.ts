@@ -44,6 +44,19 @@ describe('dot-stuffing with indexOf', () => {
     }
   });
 
+  it('sends a message written at once and its final dot as one chunk, a single write to the socket', async () => {
+    const message = Buffer.from('Subject: x\r\n\r\n.hidden\r\nend\r\n');
+    const stream = withFastStuffing(new DataStream());
+    const chunks: string[] = [];
+    stream.on('data', (c: Buffer) => chunks.push(c.toString('latin1')));
+    const ended = new Promise((resolve) => stream.on('end', resolve));
+    stream.write(message);
+    stream.end();
+    await ended;
+    expect(chunks).toStrictEqual(['Subject: x\r\n\r\n..hidden\r\nend\r\n.\r\n']);
+    expect((stream as unknown as { outByteCount: number }).outByteCount).toBe(chunks[0]!.length);
+  });
+
   it('takes the indexOf path for CRLF text and leaves bare line breaks to the general loop', () => {
     expect(stuffedChunk(Buffer.from('.a\r\nb\r\n..c\r\n'), false)?.toString()).toBe('..a\r\nb\r\n...c\r\n');
     expect(stuffedChunk(Buffer.from('abc'), LF_BYTE)).not.toBeNull();
