@@ -1,7 +1,5 @@
-import { createRequire } from 'node:module';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
-
-const require = createRequire(import.meta.url);
+import { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
 
 interface Connection {
   on(event: string, listener: (arg: unknown) => void): void;
@@ -26,9 +24,8 @@ interface ServerInternals {
  * own `connect` (smtp-server 3.21): the connection limit, the events, the reverse lookup setting.
  */
 export class PromptGreetingServer extends SMTPServer {
-  private static readonly Connection = (
-    require('smtp-server/lib/smtp-connection.js') as { SMTPConnection: new (server: unknown, socket: unknown, options: unknown) => Connection }
-  ).SMTPConnection;
+  // The ES module, as the server's own: a require() here loaded smtp-server's CommonJS copy too.
+  private static readonly Connection = SMTPConnection as unknown as new (server: unknown, socket: unknown, options: unknown) => Connection;
 
   override connect(socket: unknown, socketOptions: unknown): void {
     const self = this as unknown as ServerInternals;
