@@ -1,5 +1,6 @@
 import { hostnameWarning } from './config/load.ts';
 import type { Config } from './config/schema.ts';
+import { gatherFromNowOn } from './log/logger.ts';
 import { startRetention } from './retention/prune.ts';
 import { Readiness, ROLE_STARTERS, ROLES, type Role, type RunningRole } from './roles/index.ts';
 import { createServices, type ServiceOverrides, type Services } from './services.ts';
@@ -66,6 +67,8 @@ export async function startServer(config: Config, options: { roles?: Role[]; ove
   if ((await workspaces.list(services.db)).length === 0) {
     log.info('No workspace yet. Create one with: mailsvc workspace create NAME');
   }
+  // Start-up's lines are out; from here lines that come fast are written together.
+  gatherFromNowOn(log);
 
   let closing: Promise<void> | null = null;
   return {
