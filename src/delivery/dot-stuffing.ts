@@ -4,6 +4,9 @@ const CR = 0x0d;
 const LF = 0x0a;
 const DOT = Buffer.from('.');
 const LF_DOT = Buffer.from('\n.');
+const DOT_LINE = Buffer.from('.\r\n');
+const LF_DOT_LINE = Buffer.from('\n.\r\n');
+const CRLF_DOT_LINE = Buffer.from('\r\n.\r\n');
 
 /** The state nodemailer's DataStream keeps between chunks (smtp-connection/data-stream.js). */
 interface DataStream extends Transform {
@@ -43,9 +46,9 @@ export function stuffedChunk(chunk: Buffer, lastByte: number | false): Buffer | 
 
 /** The end of the data (RFC 5321 §4.1.1.4) after a chunk ending in `lastByte`, as DataStream writes it. */
 function finalDot(lastByte: number | false): Buffer {
-  if (lastByte === LF) return Buffer.from('.\r\n');
-  if (lastByte === CR) return Buffer.from('\n.\r\n');
-  return Buffer.from('\r\n.\r\n');
+  if (lastByte === LF) return DOT_LINE;
+  if (lastByte === CR) return LF_DOT_LINE;
+  return CRLF_DOT_LINE;
 }
 
 /**

@@ -3,6 +3,12 @@ export interface LineSink {
   write(text: string): unknown;
 }
 
+/** Those with lines waiting: the process's exit writes them (one hook, however many loggers). */
+const waitingAtExit = new Set<GatheredLines>();
+process.once('exit', () => {
+  for (const lines of waitingAtExit) lines.flush();
+});
+
 /**
  * Log lines gathered while they come close together: a write of stderr for each line (two a
  * relayed message) cost the event loop more than the line itself. A line after a quiet spell is
@@ -38,6 +44,7 @@ export class GatheredLines {
       return;
     }
     this.waiting += line;
+    waitingAtExit.add(this);
     if (this.waiting.length >= this.maxBytes) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.lingerMs).unref();
   }
@@ -50,6 +57,7 @@ export class GatheredLines {
       this.lastWrite = this.now();
       this.sink.write(this.waiting);
       this.waiting = '';
+      waitingAtExit.delete(this);
     }
     done?.();
   }
