@@ -126,6 +126,18 @@ function statementOf(connection: SqliteConnection, state: ConnectionState, sql: 
 
 const ROLLBACK = /^\s*rollback\b/i;
 
+/**
+ * Knex opens a SQLite transaction with a deferred BEGIN, which takes the write lock only at the
+ * transaction's first write. Another process (the CLI beside a running server) may hold it
+ * then, and a transaction that has already read cannot wait for it: SQLite fails it at once
+ * with SQLITE_BUSY, past `busy_timeout`. Taking the lock at BEGIN waits like any other write.
+ */
+const KNEX_BEGIN = 'BEGIN;';
+const BEGIN_WRITING = 'BEGIN IMMEDIATE;';
+
+/** Statements that wrote nothing when they changed no row (SQLite's triggers are per row). */
+const ROW_WRITE = /^\s*(insert|update|delete|replace)\b/i;
+
 /** Per connection: its WAL syncer, and whether the open transaction has written anything. */
 interface ConnectionState {
   statements: Map<string, SqliteStatement>;
@@ -163,19 +175,24 @@ function statementReusingClient(): typeof knexFactory.Client {
       if (!obj.sql) throw new Error('The query is empty');
       if (!connection) throw new Error('No connection provided');
       const state = stateOf(connection);
-      const statement = statementOf(connection, state, obj.sql);
+      const sql = obj.sql === KNEX_BEGIN ? BEGIN_WRITING : obj.sql;
+      const statement = statementOf(connection, state, sql);
       statement.safeIntegers(this._optSafeIntegers(obj.options) ?? false);
       const bindings = this._formatBindings(obj.bindings);
+      let changes: number;
       if (statement.reader) {
         obj.response = statement.all(bindings);
+        changes = (obj.response as unknown[]).length;
       } else {
         const response = statement.run(bindings);
         obj.response = response;
         obj.context = { lastID: response.lastInsertRowid, changes: response.changes };
+        changes = response.changes;
       }
-      // `readonly` is false exactly for statements that write (an INSERT ... RETURNING is a
-      // reader too); transaction control statements count as read-only.
-      if (!statement.readonly) state.dirty = true;
+      // `readonly` is false for statements that may write (an INSERT ... RETURNING is a reader
+      // too). An idle server's polls are updates that match no row: they write nothing, and
+      // waiting for a WAL sync after them cost ten syncs a second doing nothing.
+      if (!statement.readonly && sql !== BEGIN_WRITING && (changes > 0 || !ROW_WRITE.test(sql))) state.dirty = true;
       if (state.dirty && !connection.inTransaction) {
         // A write outside a transaction, or the end of one that wrote: on disk before it returns.
         state.dirty = false;

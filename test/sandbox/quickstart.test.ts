@@ -42,6 +42,7 @@ it('quick start: serve --sandbox, create, add and verify a *.test domain, send w
   const empty = await cli('inbox', 'list');
   expect([empty.code, empty.stdout, empty.stderr]).toEqual([0, '(none)\n', expect.stringContaining('mailsvc serve --sandbox')]);
   const created = await cli('workspace', 'create', 'acme');
+  expect([created.code, created.stderr]).toEqual([0, '']);
   expect(created.stdout).toContain('Next: mailsvc domain add acme.test --workspace acme');
   const key = /mk_\S+/.exec(created.stdout)![0];
   oneJson(await cli('domain', 'add', 'acme.test', '--workspace', 'acme', '--json'));

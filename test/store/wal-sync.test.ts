@@ -86,6 +86,35 @@ describe('WAL sync', () => {
     expect(await db('notes').count({ n: '*' }).first()).toStrictEqual({ n: 3 });
   });
 
+  it('waits for no sync after writes that changed no row, alone or in a transaction, but does after schema changes', async () => {
+    const db = createDb({ client: 'sqlite', connection: { filename: join(scratchDir(), 'mailsvc.sqlite') }, pool: 1 });
+    dbs.push(db);
+    let start = walSyncsCompleted();
+    await db.schema.createTable('notes', (t) => {
+      t.increments('id');
+      t.string('text').unique();
+    });
+    expect(walSyncsCompleted() - start).toBeGreaterThan(0);
+    await db('notes').insert({ text: 'kept' });
+
+    start = walSyncsCompleted();
+    await db('notes').where({ text: 'absent' }).update({ text: 'changed' });
+    await db('notes').where({ text: 'absent' }).delete();
+    await db('notes').insert({ text: 'kept' }).onConflict('text').ignore();
+    await db.transaction(async (tx) => {
+      await tx('notes').where({ text: 'absent' }).update({ text: 'changed' });
+      await tx('notes').insert({ text: 'kept' }).onConflict('text').ignore().returning('id');
+    });
+    expect(walSyncsCompleted() - start).toBe(0);
+
+    await db.transaction(async (tx) => {
+      await tx('notes').where({ text: 'absent' }).update({ text: 'changed' });
+      await tx('notes').where({ text: 'kept' }).update({ text: 'changed' });
+    });
+    expect(walSyncsCompleted() - start).toBe(1);
+    expect(await db('notes').pluck('text')).toStrictEqual(['changed']);
+  });
+
   it('keeps one handle on the WAL however many commits it syncs, and lets it go when the database closes', async () => {
     const file = join(scratchDir(), 'mailsvc.sqlite');
     const db = createDb({ client: 'sqlite', connection: { filename: file }, pool: 1 });
