@@ -12,8 +12,8 @@ afterEach(async () => {
 
 // The CLI writes to the SQLite file of a running server. A transaction that read before its first
 // write used to take the write lock only then, and failed at once (SQLITE_BUSY, no waiting) when
-// the other process held it or had committed since the read: `workspace create` beside a busy
-// `serve` printed "database is locked".
+// the other process held it or had committed since the read: `workspace create` beside a running
+// `serve` failed so, once, in the quick start test.
 it('holds the SQLite write lock from the start of a transaction, so another process waits for it instead of slipping in', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mailsvc-lock-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -24,7 +24,7 @@ it('holds the SQLite write lock from the start of a transaction, so another proc
     t.increments('id');
     t.string('name').unique();
   });
-  // Another process's connection, told not to wait, so that the lock shows as an error.
+  // A second connection, as another process opens one, told not to wait: the lock shows as an error.
   const other = new Database(file);
   cleanups.push(() => other.close());
   other.pragma('busy_timeout = 0');
