@@ -31,6 +31,10 @@
  * the figures are then those of a warm process (mailsvc past its JIT compilation, Postfix with
  * its processes started), not of a fresh one.
  *
+ * MAILSVC_BENCH_POSTFIX_HOP=1 feeds Postfix through the same pass-through as mailsvc (without
+ * AUTH). The reference of docs/PERFORMANCE.md is Postfix fed directly; this shows what the hop
+ * alone costs a server's rate.
+ *
  * To look inside mailsvc's process (each described where it is read): MAILSVC_BENCH_PROFILE=DIR
  * (CPU profiles, `lib/profile-top.ts`), MAILSVC_BENCH_HEAP=DIR (every byte the event loop
  * allocates, `lib/heap-top.ts`), MAILSVC_BENCH_NODE_ARGS (V8 flags such as `--trace-gc`) with

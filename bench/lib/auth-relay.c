@@ -1,7 +1,7 @@
 /*
  * auth-relay: an authenticating TCP pass-through for the SMTP benches.
  *
- *   auth-relay TARGET_PORT AUTH_LINE
+ *   auth-relay TARGET_PORT [AUTH_LINE]
  *
  * Postfix's smtp-source, the load generator of the relay and submission benches, cannot AUTH,
  * and mailsvc's submission port wants it. So smtp-source connects here instead: this relay
@@ -12,6 +12,10 @@
  * bytes both ways. smtp-source opens a new connection per message, thousands a run; written in C
  * on one epoll loop, the bench's own pass-through costs next to nothing beside the server it
  * measures. A refused AUTH is reported on stderr and closes that client only.
+ *
+ * Without AUTH_LINE it copies bytes both ways from the start: the reference (Postfix, which takes
+ * mail from loopback without AUTH) is then fed through the same hop as the server measured, so
+ * that the two see the same load path and the same round trips per message.
  *
  * Build: cc -O2 -o auth-relay auth-relay.c (bench/lib/smtp.ts does it on first use). Linux only.
  */
@@ -306,6 +310,7 @@ static void accepted(int fd)
     }
     c->client.fd = fd;
     c->client.conn = c;
+    c->phase = auth_line ? GREETING : PIPE;
     c->up.conn = c;
     c->up.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     nodelay(fd);
@@ -330,16 +335,18 @@ static void on_signal(int sig)
 int main(int argc, char **argv)
 {
     char *end;
-    long port = argc == 3 ? strtol(argv[1], &end, 10) : 0;
-    if (argc != 3 || *end || port < 1 || port > 65535) {
-        fprintf(stderr, "usage: auth-relay TARGET_PORT AUTH_LINE\n");
+    long port = argc == 2 || argc == 3 ? strtol(argv[1], &end, 10) : 0;
+    if (argc < 2 || argc > 3 || *end || port < 1 || port > 65535) {
+        fprintf(stderr, "usage: auth-relay TARGET_PORT [AUTH_LINE]\n");
         return 2;
     }
-    auth_len = strlen(argv[2]) + 2;
-    auth_line = malloc(auth_len + 1);
-    if (!auth_line)
-        return 1;
-    snprintf(auth_line, auth_len + 1, "%s\r\n", argv[2]);
+    if (argc == 3) {
+        auth_len = strlen(argv[2]) + 2;
+        auth_line = malloc(auth_len + 1);
+        if (!auth_line)
+            return 1;
+        snprintf(auth_line, auth_len + 1, "%s\r\n", argv[2]);
+    }
     target.sin_family = AF_INET;
     target.sin_port = htons((uint16_t)port);
     target.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

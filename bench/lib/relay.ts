@@ -166,16 +166,22 @@ async function throughPostfix(opts: RelayOptions, dkim: boolean): Promise<Run> {
     postfix = await startPostfix({ relayTo: sink.port, dkimDomain: dkim ? 'bench.test' : undefined });
     const instance = postfix;
     const stopPostfix = started(() => instance.stop());
+    // `relay` feeds mailsvc through the AUTH pass-through. The issue's reference feeds Postfix
+    // directly; MAILSVC_BENCH_POSTFIX_HOP=1 puts the same hop (without AUTH) in front of it, to
+    // see what the hop alone costs a server (bench/NOTES.md).
+    const passThrough = opts.mode === 'smtp' && process.env.MAILSVC_BENCH_POSTFIX_HOP === '1' ? await authRelay(instance.port) : undefined;
+    if (passThrough) started(() => passThrough.close());
+    const port = passThrough?.port ?? instance.port;
     const t = await warmThenSend(
       target,
       opts,
       sink,
-      (total) => startSmtpSource(instance.port, { total, sessions: opts.sessions, bytes: opts.bytes, from: 'news@bench.test', to: 'user@dest.test' }),
+      (total) => startSmtpSource(port, { total, sessions: opts.sessions, bytes: opts.bytes, from: 'news@bench.test', to: 'user@dest.test' }),
       tail,
-      () => ({ cpu: instance.cpuSeconds(), tools: toolsCpu(sink) }),
+      () => ({ cpu: instance.cpuSeconds(), tools: toolsCpu(sink, passThrough) }),
     );
     const cpuSeconds = postfix.cpuSeconds() - t.before.cpu;
-    const toolsCpuSeconds = toolsCpu(sink) - t.before.tools;
+    const toolsCpuSeconds = toolsCpu(sink, passThrough) - t.before.tools;
     const received = await settle(sink, opts.warmup);
     await stopPostfix();
     return { perSecond: opts.total / t.drained, seconds: t.drained, acceptedSeconds: t.accepted, received, cpuSeconds, toolsCpuSeconds };

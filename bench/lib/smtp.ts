@@ -168,11 +168,12 @@ export interface AuthRelay {
 /**
  * Passes each client's session to the submission port on 127.0.0.1:`target`, authenticating it
  * with `AUTH PLAIN` as user `bench` with `key` after its HELO/EHLO (auth-relay.c, in a process
- * of its own). A refused AUTH closes that client and is reported on stderr.
+ * of its own). A refused AUTH closes that client and is reported on stderr. Without `key`, the
+ * bytes are copied both ways as they are: the same hop for a target that needs no AUTH.
  */
-export async function authRelay(target: number, key: string): Promise<AuthRelay> {
-  const auth = `AUTH PLAIN ${Buffer.from(`\0bench\0${key}`).toString('base64')}`;
-  const child = spawn(authRelayBinary(), [String(target), auth], { stdio: ['ignore', 'pipe', 'inherit'] });
+export async function authRelay(target: number, key?: string): Promise<AuthRelay> {
+  const auth = key === undefined ? [] : [`AUTH PLAIN ${Buffer.from(`\0bench\0${key}`).toString('base64')}`];
+  const child = spawn(authRelayBinary(), [String(target), ...auth], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
