@@ -13,9 +13,9 @@
  * on one epoll loop, the bench's own pass-through costs next to nothing beside the server it
  * measures. A refused AUTH is reported on stderr and closes that client only.
  *
- * Without AUTH_LINE it copies bytes both ways from the start: the reference (Postfix, which takes
- * mail from loopback without AUTH) is then fed through the same hop as the server measured, so
- * that the two see the same load path and the same round trips per message.
+ * Without AUTH_LINE it copies bytes both ways from the start: a server that wants no AUTH (Postfix
+ * taking mail from loopback) can then be fed through the same hop as mailsvc, to see what the hop
+ * alone costs a server (MAILSVC_BENCH_POSTFIX_HOP=1 of the relay bench).
  *
  * Build: cc -O2 -o auth-relay auth-relay.c (bench/lib/smtp.ts does it on first use). Linux only.
  */

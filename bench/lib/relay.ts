@@ -166,9 +166,9 @@ async function throughPostfix(opts: RelayOptions, dkim: boolean): Promise<Run> {
     postfix = await startPostfix({ relayTo: sink.port, dkimDomain: dkim ? 'bench.test' : undefined });
     const instance = postfix;
     const stopPostfix = started(() => instance.stop());
-    // `relay` feeds mailsvc through the AUTH pass-through. The issue's reference feeds Postfix
-    // directly; MAILSVC_BENCH_POSTFIX_HOP=1 puts the same hop (without AUTH) in front of it, to
-    // see what the hop alone costs a server (bench/NOTES.md).
+    // `relay` feeds mailsvc through the AUTH pass-through and, as the reference of
+    // docs/PERFORMANCE.md, Postfix directly. MAILSVC_BENCH_POSTFIX_HOP=1 puts the same hop
+    // (without AUTH) in front of Postfix, to see what the hop alone costs a server (bench/NOTES.md).
     const passThrough = opts.mode === 'smtp' && process.env.MAILSVC_BENCH_POSTFIX_HOP === '1' ? await authRelay(instance.port) : undefined;
     if (passThrough) started(() => passThrough.close());
     const port = passThrough?.port ?? instance.port;
