@@ -153,6 +153,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
   }
   if (problems.length === 0) {
     problems.push(...proxyProblems((withDefaults as { http: { trustProxy: string[] } }).http.trustProxy));
+    problems.push(...trustedNetworkProblems((withDefaults as { submission: { trustedNetworks: { network: string }[] } }).submission.trustedNetworks));
     problems.push(...shapingRuleProblems((withDefaults as { shaping: { rules: ReplyRule[] } }).shaping.rules));
     problems.push(...poolProblems((withDefaults as { delivery: PoolShape }).delivery));
     problems.push(...trustedCaProblems((withDefaults as { tls: { trustedCAs: string | null } }).tls.trustedCAs));
@@ -161,7 +162,6 @@ export function loadConfig(options: LoadOptions = {}): Config {
   return resolveDerived(withDefaults as unknown as RawShape, root);
 }
 
-/** `http.trustProxy` entries the schema's pattern lets through but that name no address or range. */
 /** `tls.trustedCAs` is read when delivery starts; a file that cannot be is named now, with its key. */
 function trustedCaProblems(file: string | null): string[] {
   if (file === null || file.includes('-----BEGIN')) return [];
@@ -173,14 +173,25 @@ function trustedCaProblems(file: string | null): string[] {
   }
 }
 
+const isAddressOrRange = (entry: string): boolean => {
+  const [address, bits] = entry.split('/');
+  const family = isIP(address ?? '');
+  const max = family === 4 ? 32 : 128;
+  return family !== 0 && (bits === undefined || Number(bits) <= max);
+};
+
+/** `http.trustProxy` entries the schema's pattern lets through but that name no address or range. */
 function proxyProblems(entries: string[]): string[] {
-  return entries.flatMap((entry) => {
-    const [address, bits] = entry.split('/');
-    const family = isIP(address);
-    const max = family === 4 ? 32 : 128;
-    const ok = family !== 0 && (bits === undefined || Number(bits) <= max);
-    return ok ? [] : [`http.trustProxy: "${entry}" is not an IP address or a CIDR range (e.g. "127.0.0.1", "10.0.0.0/8")`];
-  });
+  return entries.flatMap((entry) =>
+    isAddressOrRange(entry) ? [] : [`http.trustProxy: "${entry}" is not an IP address or a CIDR range (e.g. "127.0.0.1", "10.0.0.0/8")`],
+  );
+}
+
+/** `submission.trustedNetworks` entries the schema's pattern lets through but that name no address or range. */
+function trustedNetworkProblems(entries: { network: string }[]): string[] {
+  return entries.flatMap(({ network }, i) =>
+    isAddressOrRange(network) ? [] : [`submission.trustedNetworks[${i}].network: "${network}" is not an IP address or a CIDR range (e.g. "10.0.0.0/8")`],
+  );
 }
 
 type RawShape = Omit<Config, 'server' | 'http' | 'submission' | 'inbound' | 'tracking' | 'database'> & {

@@ -91,6 +91,22 @@ export const ConfigSchema = Type.Object(
             'connections one client address may hold on each port, TLS handshakes included; the one over it gets 421 (on tlsPort before the handshake: dropped)',
         }),
         proxyProtocol: proxyProtocol('submission'),
+        trustedNetworks: Type.Array(
+          Type.Object(
+            {
+              network: Type.String({ pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$', expected: 'an IP address or CIDR', examples: ['10.0.0.0/8'] }),
+              keyId: Type.Integer({ minimum: 1, description: 'the id of an API key (`mailsvc key list`): its workspace, domain scope and rate limits apply' }),
+            },
+            { additionalProperties: false },
+          ),
+          {
+            default: [],
+            expected: 'a JSON array of {"network": CIDR, "keyId": API key id}',
+            examples: [[{ network: '10.1.2.0/24', keyId: 3 }]],
+            description:
+              'networks whose clients may submit without AUTH, each as the API key it names (printers, applications that cannot authenticate; the first entry that holds the client counts); a client that authenticates uses its own key; empty: AUTH always',
+          },
+        ),
         handshakeTimeoutMs: Type.Integer({
           minimum: 100,
           maximum: 300_000,

@@ -67,14 +67,14 @@ export interface GuardableServer {
 }
 
 /** A list of addresses and CIDRs as a matcher; throws on an entry that is neither. */
-export function addressMatcher(entries: readonly string[]): (ip: string | undefined) => boolean {
+export function addressMatcher(entries: readonly string[], setting = 'proxyProtocol.from'): (ip: string | undefined) => boolean {
   const list = new BlockList();
   for (const entry of entries) {
     const [address, bits, extra] = entry.split('/');
     const family = isIP(address ?? '');
     const prefix = bits === undefined ? (family === 4 ? 32 : 128) : Number(bits);
     if (family === 0 || extra !== undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > (family === 4 ? 32 : 128) || bits === '') {
-      throw new Error(`proxyProtocol.from: "${entry}" is not an IP address or CIDR`);
+      throw new Error(`${setting}: "${entry}" is not an IP address or CIDR`);
     }
     list.addSubnet(address!, prefix, family === 4 ? 'ipv4' : 'ipv6');
   }

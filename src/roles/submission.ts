@@ -10,6 +10,7 @@ import type { RoleStarter } from './types.ts';
 export const submissionDeps = (services: Services, log: Logger = services.log): SubmissionDeps => ({
   accept: services.accept,
   authenticate: (token) => services.tenancy.authenticate(token),
+  principalOfKey: (keyId) => services.tenancy.principalOfLiveKey(keyId),
   rateLimit: services.rateLimit,
   clock: services.clock,
   log,
@@ -27,6 +28,16 @@ export const startSubmissionRole: RoleStarter = async (services) => {
     maxConnectionsPerIp: config.submission.maxConnectionsPerAddress,
     tls,
   });
+  for (const [i, { network, keyId }] of config.submission.trustedNetworks.entries()) {
+    await services.tenancy
+      .principalOfLiveKey(keyId)
+      .catch(() =>
+        log.error(
+          { phase: 'start', role: 'submission', network, key_id: keyId },
+          `submission.trustedNetworks[${i}] names API key ${keyId}, which is revoked or unknown: clients in ${network} must authenticate`,
+        ),
+      );
+  }
   const { submission, submissions } = listeners.ports;
   log.info(
     { phase: 'start', role: 'submission', port: submission, tls_port: submissions, tls: tls.source },

@@ -8,6 +8,7 @@ import type { Principal } from '../tenancy/principal.ts';
 import { AuthFailures, insecureAuthAllowed } from './auth.ts';
 import { readSubmission } from './message.ts';
 import { fromServiceError, refuse } from './replies.ts';
+import { trustedKeyFinder, type TrustedNetwork } from './trusted-networks.ts';
 
 /** Idempotency over SMTP dedupes by the key alone: a client's retry carries a new Date and Message-ID. */
 const SMTP_REQUEST_HASH = 'smtp-submission';
@@ -15,6 +16,8 @@ const SMTP_REQUEST_HASH = 'smtp-submission';
 export interface SubmissionDeps {
   accept: AcceptService;
   authenticate(token: string | undefined): Promise<Principal>;
+  /** The principal of a live API key by its id (a trusted network's key); a revoked or unknown one is refused. */
+  principalOfKey(keyId: number): Promise<Principal>;
   rateLimit(principal: Principal): Promise<RateDecision>;
   clock: Clock;
   log: Logger;
@@ -35,7 +38,12 @@ export interface SessionRef {
  */
 export interface SubmissionDesk {
   authenticate(session: SessionRef & { secure: boolean }, password: string | undefined): Promise<Principal>;
-  mailFrom(session: SessionRef, principal: Principal, address: string, declaredSize: number): Promise<void>;
+  /**
+   * `principal` is the session's own, from AUTH; null when the client did not authenticate, and
+   * then its address must be in a trusted network, whose key's principal is the answer: the one
+   * the transaction runs as. With the session's own, the answer is null.
+   */
+  mailFrom(session: SessionRef, principal: Principal | null, address: string, declaredSize: number): Promise<Principal | null>;
   /** The id of the stored message, once it is durable. */
   data(session: SessionRef, principal: Principal, raw: Buffer, rcpts: readonly string[]): Promise<number>;
 }
@@ -44,11 +52,13 @@ export interface DeskOptions {
   maxSize: number;
   allowInsecureAuth: boolean;
   loopbackInsecureAuth: boolean;
+  trustedNetworks?: readonly TrustedNetwork[] | undefined;
 }
 
 export function submissionDesk(deps: SubmissionDeps, options: DeskOptions): SubmissionDesk {
   const log = deps.log.child({ role: 'submission' });
   const failures = new AuthFailures(deps.clock);
+  const trustedKey = trustedKeyFinder(options.trustedNetworks ?? []);
 
   /** A service error as its reply, anything else logged and answered as a failure to store. */
   const replyFor = (err: unknown, session: SessionRef): SmtpReplyError => {
@@ -71,6 +81,22 @@ export function submissionDesk(deps: SubmissionDeps, options: DeskOptions): Subm
     const decision = await deps.rateLimit(principal);
     if (!decision.allowed) {
       throw refuse('rateLimited', `Rate limit exceeded: ${decision.window.limit} messages per ${decision.window.name}; try again in ${decision.retryAfter} s`);
+    }
+  };
+
+  /** Who a client that did not authenticate submits as: the key of the trusted network that holds its address. */
+  const networkPrincipal = async (session: SessionRef): Promise<Principal> => {
+    const keyId = trustedKey(session.ip);
+    if (keyId === null) throw refuse('authRequired');
+    try {
+      return await deps.principalOfKey(keyId);
+    } catch (err) {
+      if (!(err instanceof ServiceError)) throw err;
+      log.error(
+        { phase: 'mail', session: session.id, ip: session.ip, key_id: keyId },
+        `submission.trustedNetworks names API key ${keyId}, which is revoked or unknown: its network must authenticate`,
+      );
+      throw refuse('authRequired');
     }
   };
 
@@ -108,7 +134,9 @@ export function submissionDesk(deps: SubmissionDeps, options: DeskOptions): Subm
 
     async mailFrom(session, principal, address, declaredSize) {
       try {
-        return await checkMailFrom(principal, address, declaredSize);
+        const acting = principal ?? (await networkPrincipal(session));
+        await checkMailFrom(acting, address, declaredSize);
+        return principal ? null : acting;
       } catch (err) {
         throw replyFor(err, session);
       }

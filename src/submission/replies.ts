@@ -6,6 +6,8 @@ import { SmtpReplyError } from '../core/smtp-reply.ts';
  * text. Replies that name something (a domain, a limit) take it as `detail`.
  */
 export const SUBMISSION_REPLIES = {
+  // RFC 4954 §6: MAIL without AUTH, from an address outside submission.trustedNetworks.
+  authRequired: { code: 530, status: '5.7.0', text: 'Authentication required' },
   badCredentials: { code: 535, status: '5.7.8', text: 'Authentication credentials invalid: the password must be an API key' },
   // RFC 4954 §6: the mechanism would send the key in clear.
   tlsFirst: { code: 538, status: '5.7.11', text: 'Encryption required: issue STARTTLS before AUTH' },

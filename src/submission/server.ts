@@ -95,8 +95,8 @@ interface SessionThread {
 function ask(desk: SubmissionDesk, question: DeskQuestion, args: unknown[]): Promise<unknown> {
   const [session, ...rest] = args as [SessionRef & { secure: boolean }, ...unknown[]];
   if (question === 'authenticate') return desk.authenticate(session, rest[0] as string | undefined);
+  if (question === 'mailFrom') return desk.mailFrom(session, rest[0] as Principal | null, rest[1] as string, rest[2] as number);
   const principal = rest[0] as Principal;
-  if (question === 'mailFrom') return desk.mailFrom(session, principal, rest[1] as string, rest[2] as number);
   // The message's bytes arrive as a Uint8Array over the memory the thread handed over.
   const raw = rest[1] as Uint8Array;
   return desk.data(session, principal, Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), rest[2] as string[]);

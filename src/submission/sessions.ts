@@ -12,6 +12,7 @@ import { insecureAuthAllowed } from './auth.ts';
 import type { SubmissionDesk } from './desk.ts';
 import { PromptGreetingServer } from './prompt-greeting.ts';
 import { refuse } from './replies.ts';
+import type { TrustedNetwork } from './trusted-networks.ts';
 
 const MAX_RECIPIENTS = 100;
 /** Connections one address may hold (`submission.maxConnectionsPerAddress`); applications behind one NAT address share it. */
@@ -35,6 +36,8 @@ export interface SubmissionOptions {
   proxyProtocol?: { from: readonly string[] };
   /** `submission.handshakeTimeoutMs`: for the PROXY header and the implicit-TLS handshake. */
   handshakeTimeoutMs?: number;
+  /** `submission.trustedNetworks`: clients that may submit without AUTH, each as a key (decided by the desk). */
+  trustedNetworks?: readonly TrustedNetwork[];
 }
 
 export interface SubmissionListeners {
@@ -63,7 +66,8 @@ async function readBounded(stream: Readable, maxSize: number): Promise<Buffer | 
 
 type AuthCallback = Parameters<NonNullable<SMTPServerOptions['onAuth']>>[2];
 
-const principalOf = (session: SMTPServerSession) => session.user as unknown as Principal;
+/** The session's own principal, from AUTH; undefined before it. */
+const principalOf = (session: SMTPServerSession) => session.user as unknown as Principal | undefined;
 const refOf = (session: SMTPServerSession) => ({ id: session.id, ip: session.remoteAddress });
 
 /**
@@ -73,6 +77,8 @@ const refOf = (session: SMTPServerSession) => ({ id: session.id, ip: session.rem
  */
 export async function listenForSessions(desk: SubmissionDesk, options: SubmissionOptions, hostname: string, log: Logger): Promise<SubmissionListeners> {
   const connections = new ConnectionLimiter(options.maxConnectionsPerIp ?? MAX_CONNECTIONS_PER_IP);
+  /** The principal each transaction of a session without AUTH runs as (a trusted network's key), by session id. */
+  const networkPrincipals = new Map<string, Principal>();
 
   /** The reply for a question the desk did not answer: its own refusal, or a failure to store (logged). */
   const failed = (err: unknown, session: SMTPServerSession): SmtpReplyError => {
@@ -95,8 +101,10 @@ export async function listenForSessions(desk: SubmissionDesk, options: Submissio
 
   const mailFrom = async (address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void): Promise<void> => {
     const declared = Number((address.args || {}).SIZE ?? 0);
+    const own = principalOf(session) ?? null;
     try {
-      await desk.mailFrom(refOf(session), principalOf(session), address.address, declared);
+      const acting = await desk.mailFrom(refOf(session), own, address.address, declared);
+      if (acting) networkPrincipals.set(session.id, acting);
     } catch (err) {
       return callback(failed(err, session));
     }
@@ -116,9 +124,11 @@ export async function listenForSessions(desk: SubmissionDesk, options: Submissio
     if (!Buffer.isBuffer(raw)) return callback(refuse('tooBig', `Message too big: ${raw.oversize} bytes, at most ${options.maxSize}`));
     const rcpts: string[] = [];
     for (const r of session.envelope.rcptTo) rcpts.push(r.address);
+    // MAIL FROM was answered 250 only with one of the two.
+    const principal = (principalOf(session) ?? networkPrincipals.get(session.id)) as Principal;
     let id: number;
     try {
-      id = await desk.data(refOf(session), principalOf(session), raw, rcpts);
+      id = await desk.data(refOf(session), principal, raw, rcpts);
     } catch (err) {
       return callback(failed(err, session));
     }
@@ -133,6 +143,7 @@ export async function listenForSessions(desk: SubmissionDesk, options: Submissio
 
     onClose(session) {
       connections.release(session.id);
+      networkPrincipals.delete(session.id);
     },
 
     onAuth(auth, session, callback) {
@@ -164,6 +175,8 @@ export async function listenForSessions(desk: SubmissionDesk, options: Submissio
     authMethods: ['PLAIN', 'LOGIN'],
     // Decided per client (loopback may be exempt): before any prompt by guardListener, again at AUTH; the reply is 538 5.7.11.
     allowInsecureAuth: true,
+    // With trusted networks, MAIL without AUTH reaches the desk, which refuses it (530 5.7.0) unless the client is in one.
+    authOptional: (options.trustedNetworks ?? []).length > 0,
     // Our replies carry their own RFC 3463 codes (5.7.11, 4.5.3, 5.3.4), which smtp-server's table lacks.
     hideENHANCEDSTATUSCODES: true,
     // SIZE advertised without a number; a declared size over the limit is refused at MAIL FROM with 5.3.4.

@@ -50,6 +50,8 @@ export const workspaceView = (row: WorkspaceRow) => ({
 export class TenancyService {
   /** Principals of keys seen recently, by key hash: one database read per key per few seconds. */
   private readonly principals = new TtlCache<string, Principal>(CHANGE_VISIBLE_WITHIN_MS);
+  /** The same, by key id, for keys named in configuration (`submission.trustedNetworks`). */
+  private readonly principalsById = new TtlCache<number, Principal>(CHANGE_VISIBLE_WITHIN_MS);
 
   constructor(
     private readonly deps: {
@@ -109,6 +111,7 @@ export class TenancyService {
     }
     await workspaces.setLimits(this.deps.db, row.id, { plan: plan ?? row.plan, rate_per_minute: perMinute, rate_per_hour: perHour });
     this.principals.clear();
+    this.principalsById.clear();
     return (await workspaces.byId(this.deps.db, row.id))!;
   }
 
@@ -153,6 +156,7 @@ export class TenancyService {
     if (!row || (workspaceId !== undefined && row.workspace_id !== workspaceId)) throw notFound();
     await apiKeys.revoke(this.deps.db, id, this.deps.clock.now());
     this.principals.clear();
+    this.principalsById.clear();
     return (await apiKeys.byId(this.deps.db, id))!;
   }
 
@@ -166,6 +170,15 @@ export class TenancyService {
     if (!row || !sameHash(row.key_hash, hash)) throw unauthorized();
     const principal = principalOf(row);
     this.principals.set(hash, principal);
+    return principal;
+  }
+
+  /** The principal of a live key by its id, cached as `authenticate`'s are: a trusted network's key, once per message. */
+  async principalOfLiveKey(keyId: number): Promise<Principal> {
+    const cached = this.principalsById.get(keyId);
+    if (cached) return cached;
+    const principal = await this.principalOfKey(keyId);
+    this.principalsById.set(keyId, principal);
     return principal;
   }
 

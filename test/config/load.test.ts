@@ -106,6 +106,22 @@ describe('configuration', () => {
     expect(() => loadConfig({ env: {}, overrides: { tls: { trustedCAs: fileURLToPath(import.meta.url) } } })).toThrow('holds no PEM certificate');
   });
 
+  it('names a submission.trustedNetworks entry that is no address or range, or whose key id is not a positive integer', () => {
+    const trustedNetworks = [
+      { network: '10.0.0.0/33', keyId: 1 },
+      { network: '10.1.0.0/16', keyId: 0 },
+    ];
+    const found = problems(() => loadConfig({ env: {}, overrides: { submission: { trustedNetworks } } }));
+    expect(found).toStrictEqual([
+      'submission.trustedNetworks: expected a JSON array of {"network": CIDR, "keyId": API key id}, e.g. [{"network":"10.1.2.0/24","keyId":3}] (got 0 at item 1)',
+    ]);
+    expect(problems(() => loadConfig({ env: {}, overrides: { submission: { trustedNetworks: [trustedNetworks[0]] } } }))).toStrictEqual([
+      'submission.trustedNetworks[0].network: "10.0.0.0/33" is not an IP address or a CIDR range (e.g. "10.0.0.0/8")',
+    ]);
+    const ok = loadConfig({ env: {}, overrides: { submission: { trustedNetworks: [{ network: '10.1.2.0/24', keyId: 3 }] } } });
+    expect(ok.submission.trustedNetworks).toStrictEqual([{ network: '10.1.2.0/24', keyId: 3 }]);
+  });
+
   it('keeps the pool name `none` for clearing a pool', () => {
     const delivery = { sourceAddresses: [{ address: '203.0.113.10', ehlo: 'mta1.example.com' }], pools: { none: ['203.0.113.10'] } };
     expect(problems(() => loadConfig({ env: {}, overrides: { delivery } }))).toStrictEqual([

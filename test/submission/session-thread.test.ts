@@ -1,44 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
-import type { Logger } from '../../src/core/ports.ts';
 import { FROM_DOMAIN } from '../delivery/env.ts';
+import { recordingLog } from '../helpers/recording-log.ts';
 import { STORES } from '../helpers/stores.ts';
 import { RawSmtp } from '../inbound/smtp-client.ts';
 import { listenersOn, queuedId, submissionEnv, type SubmissionEnv } from './env.ts';
 
 const from = `shop@${FROM_DOMAIN}`;
 const countMessages = async (env: SubmissionEnv) => Number((await env.server.services.db('messages').count({ n: '*' }))[0]!.n);
-
-interface Line {
-  level: string;
-  fields: Record<string, unknown>;
-  msg?: string;
-}
-
-/** A logger that keeps its lines, and lets a test wait for the first one that matches. */
-function recordingLog() {
-  const lines: Line[] = [];
-  const waiters: { match(line: Line): boolean; found(line: Line): void }[] = [];
-  const make = (bindings: Record<string, unknown>): Logger => {
-    const at = (level: string) => (obj: object | string, msg?: string) => {
-      const line = { level, fields: { ...bindings, ...(typeof obj === 'string' ? {} : obj) }, msg: typeof obj === 'string' ? obj : msg };
-      lines.push(line);
-      for (const w of waiters.filter((w) => w.match(line))) w.found(line);
-    };
-    return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (more) => make({ ...bindings, ...more }) };
-  };
-  return {
-    log: make({}),
-    lines,
-    next: (match: (line: Line) => boolean) =>
-      new Promise<Line>((found) => {
-        const seen = lines.find(match);
-        if (seen) found(seen);
-        else waiters.push({ match, found });
-      }),
-  };
-}
 
 async function inData(port: number, key: string): Promise<RawSmtp> {
   const smtp = await RawSmtp.connect(port);
