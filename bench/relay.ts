@@ -13,7 +13,7 @@
  * threads;
  * Postfix: the master and all its children, with OpenDKIM for postfix+opendkim; not the load
  * tool nor the sink), mailsvc's peak RSS, and the load tools' CPU over the same window (smtp-source,
- * smtp-sink, mailsvc's AUTH pass-through and this bench process: they share the cores with what
+ * smtp-sink, the pass-through when there is one and this bench process: they share the cores with what
  * is measured, so on a busy machine they bear on its rate). The summary gives per target the median msgs/s, its
  * ratio to Postfix, the median CPU ms/msg, the peak RSS and the thread split of the median run,
  * and for mailsvc how many runs met the bar of docs/PERFORMANCE.md, each against Postfix's run of
@@ -31,9 +31,12 @@
  * the figures are then those of a warm process (mailsvc past its JIT compilation, Postfix with
  * its processes started), not of a fresh one.
  *
- * MAILSVC_BENCH_POSTFIX_HOP=1 feeds Postfix through the same pass-through as mailsvc (without
- * AUTH). The reference of docs/PERFORMANCE.md is Postfix fed directly; this shows what the hop
- * alone costs a server's rate.
+ * smtp-source cannot AUTH. It feeds both servers directly: Postfix takes loopback as its
+ * `mynetworks`, mailsvc as a trusted network submitting as the bench workspace's key
+ * (`submission.trustedNetworks`). MAILSVC_BENCH_AUTH=1 feeds mailsvc through a pass-through that
+ * authenticates each session with the key instead (`lib/auth-relay.c`), and
+ * MAILSVC_BENCH_POSTFIX_HOP=1 puts the same pass-through (without AUTH) in front of Postfix: the
+ * two show what the extra hop costs a server's rate.
  *
  * To look inside mailsvc's process (each described where it is read): MAILSVC_BENCH_PROFILE=DIR
  * (CPU profiles, `lib/profile-top.ts`), MAILSVC_BENCH_HEAP=DIR (every byte the event loop

@@ -34,17 +34,27 @@ export interface MailsvcSite {
   cleanUp(): void;
 }
 
-/** A data directory and config file; `settings` go on top of the defaults. */
-export async function mailsvcSite(settings: Record<string, unknown> = {}, domain = 'bench.test'): Promise<MailsvcSite> {
+/**
+ * A data directory and config file; `settings` go on top of the defaults. `trustedNetwork`: a
+ * network whose clients submit without AUTH as the workspace's key (`submission.trustedNetworks`,
+ * written once the key exists).
+ */
+export async function mailsvcSite(settings: Record<string, unknown> = {}, domain = 'bench.test', trustedNetwork?: string): Promise<MailsvcSite> {
   const dir = mkdtempSync(join(tmpdir(), 'mailsvc-bench-'));
   const configFile = join(dir, 'config.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify({ dataDir: dir, database: { client: 'sqlite' }, server: { hostname: 'mail.bench.test' }, http: { host: '127.0.0.1' }, ...settings }),
-  );
+  const write = (more: Record<string, unknown>) =>
+    writeFileSync(
+      configFile,
+      JSON.stringify({ dataDir: dir, database: { client: 'sqlite' }, server: { hostname: 'mail.bench.test' }, http: { host: '127.0.0.1' }, ...settings, ...more }),
+    );
+  write({});
   const services = await createServices(loadConfig({ file: configFile, env: {} }), { log: createLogger('silent') });
   try {
-    const { workspace, apiKey } = await services.tenancy.createWorkspace('bench');
+    const { workspace, apiKey, keyRow } = await services.tenancy.createWorkspace('bench');
+    if (trustedNetwork) {
+      const submission = (settings.submission ?? {}) as Record<string, unknown>;
+      write({ submission: { ...submission, trustedNetworks: [{ network: trustedNetwork, keyId: keyRow.id }] } });
+    }
     await services.tenancy.setLimits('bench', { perMinute: 100_000_000, perHour: 100_000_000 });
     await services.domains.add(workspace.id, domain);
     await services.domains.forceVerify(null, domain);

@@ -50,7 +50,7 @@ interface Run {
   cpuSeconds: number;
   /**
    * CPU seconds in the window of everything else on the machine that serves the load: smtp-sink,
-   * smtp-source or autocannon with this bench process, and mailsvc's AUTH pass-through. They share
+   * smtp-source or autocannon with this bench process, and the pass-through when there is one. They share
    * the cores with what is measured, so on a busy machine they bear on its rate.
    */
   toolsCpuSeconds: number;
@@ -166,9 +166,9 @@ async function throughPostfix(opts: RelayOptions, dkim: boolean): Promise<Run> {
     postfix = await startPostfix({ relayTo: sink.port, dkimDomain: dkim ? 'bench.test' : undefined });
     const instance = postfix;
     const stopPostfix = started(() => instance.stop());
-    // `relay` feeds mailsvc through the AUTH pass-through and, as the reference of
-    // docs/PERFORMANCE.md, Postfix directly. MAILSVC_BENCH_POSTFIX_HOP=1 puts the same hop
-    // (without AUTH) in front of Postfix, to see what the hop alone costs a server (bench/NOTES.md).
+    // `relay` feeds Postfix directly, the reference of docs/PERFORMANCE.md. MAILSVC_BENCH_POSTFIX_HOP=1
+    // puts the pass-through (without AUTH) in front of it, to see what the hop alone costs a
+    // server (bench/NOTES.md), as MAILSVC_BENCH_AUTH=1 does in front of mailsvc.
     const passThrough = opts.mode === 'smtp' && process.env.MAILSVC_BENCH_POSTFIX_HOP === '1' ? await authRelay(instance.port) : undefined;
     if (passThrough) started(() => passThrough.close());
     const port = passThrough?.port ?? instance.port;
@@ -208,11 +208,19 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
       dnsServers = [dns.address];
     }
     const sourceAddresses = source ? { sourceAddresses: [{ address: source, ehlo: 'mta1.bench.test' }] } : {};
-    const site = await mailsvcSite({
-      ...(delivery === 'mx' ? { dns: { servers: dnsServers, timeout: 2 } } : {}),
-      submission: { host: '127.0.0.1', port: 0, tlsPort: 0, maxConnectionsPerAddress: 1000 },
-      delivery: delivery === 'mx' ? { port: sink.port, ...sourceAddresses } : { relayHost: `127.0.0.1:${sink.port}`, ...sourceAddresses },
-    });
+    // smtp-source cannot AUTH. By default it feeds mailsvc as it feeds Postfix, straight in from
+    // a trusted network (Postfix's mynetworks: loopback); MAILSVC_BENCH_AUTH=1 puts the AUTH
+    // pass-through between them instead, so that every session authenticates with the key.
+    const viaAuth = opts.mode === 'smtp' && process.env.MAILSVC_BENCH_AUTH === '1';
+    const site = await mailsvcSite(
+      {
+        ...(delivery === 'mx' ? { dns: { servers: dnsServers, timeout: 2 } } : {}),
+        submission: { host: '127.0.0.1', port: 0, tlsPort: 0, maxConnectionsPerAddress: 1000 },
+        delivery: delivery === 'mx' ? { port: sink.port, ...sourceAddresses } : { relayHost: `127.0.0.1:${sink.port}`, ...sourceAddresses },
+      },
+      undefined,
+      opts.mode === 'smtp' && !viaAuth ? '127.0.0.1/32' : undefined,
+    );
     started(async () => site.cleanUp());
     const ready = opts.mode === 'smtp' ? /SMTP submission listening on [\d.]+:(\d+)/ : /HTTP API listening on [\d.]+:(\d+)/;
     const server = await startMailsvc(site, opts.mode === 'smtp' ? 'submission,delivery' : 'api,delivery', ready, {}, QUIET_MS).catch((err: Error) => {
@@ -221,10 +229,11 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
     const stopServer = started(() => server.stop());
     const port = Number(server.ready[1]);
     let load: (total: number) => Load;
-    const passThrough = opts.mode === 'smtp' ? await authRelay(port, site.apiKey) : undefined;
-    if (passThrough) {
-      started(() => passThrough.close());
-      load = (total) => startSmtpSource(passThrough.port, { total, sessions: opts.sessions, bytes: opts.bytes, from: `news@${site.domain}`, to: 'user@dest.test' });
+    const passThrough = viaAuth ? await authRelay(port, site.apiKey) : undefined;
+    if (passThrough) started(() => passThrough.close());
+    if (opts.mode === 'smtp') {
+      const into = passThrough?.port ?? port;
+      load = (total) => startSmtpSource(into, { total, sessions: opts.sessions, bytes: opts.bytes, from: `news@${site.domain}`, to: 'user@dest.test' });
     } else {
       load = (total) => httpLoad(port, site.apiKey, site.domain, opts, total);
     }
