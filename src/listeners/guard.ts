@@ -33,14 +33,24 @@ export interface ListenerGuardOptions {
    * does not offer AUTH and AUTH is answered 538 before any 334, so no key crosses in clear.
    */
   plainAuthAllowed?: (ip: string) => boolean;
+  /**
+   * Submission with trusted networks, where smtp-server's `authOptional` lets MAIL without AUTH
+   * reach the desk and so turns off smtp-server's cap on commands before AUTH: whether this
+   * client still gets that cap (one outside the trusted networks does).
+   */
+  capBeforeAuth?: (ip: string) => boolean;
   log: Logger;
 }
+
+/** smtp-server's own cap (`maxAllowedUnauthenticatedCommands`): the tenth command before AUTH gets 421. */
+const COMMANDS_BEFORE_AUTH = 10;
 
 interface Connection {
   secure: boolean;
   remoteAddress: string;
-  session: { disabledCommands?: string[] };
+  session: { disabledCommands?: string[]; user?: unknown };
   send(code: number, data: string | string[], context?: unknown): void;
+  _onCommand(command: Buffer, callback: () => void): void;
   handler_EHLO(command: Buffer, callback: () => void): void;
   handler_AUTH(command: Buffer, callback: () => void): void;
   handler_PROXY?(command: Buffer, callback: () => void): void;
@@ -196,6 +206,7 @@ export function guardListener(target: unknown, options: ListenerGuardOptions): v
       connection.send(421, '4.7.0 PROXY header not accepted from this address');
       callback();
     };
+    if (options.capBeforeAuth?.(connection.remoteAddress)) capCommandsBeforeAuth(connection);
     const allowed = options.plainAuthAllowed;
     if (!allowed) return;
     const ehlo = connection.handler_EHLO.bind(connection);
@@ -229,4 +240,17 @@ export function guardListener(target: unknown, options: ListenerGuardOptions): v
       auth(command, callback);
     };
   }
+}
+
+/** Counts as smtp-server does when AUTH is required: every command but AUTH while the session has no user. */
+function capCommandsBeforeAuth(connection: Connection): void {
+  const onCommand = connection._onCommand.bind(connection);
+  let count = 0;
+  connection._onCommand = (command, callback) => {
+    const name = command.toString('latin1', 0, 5).split(' ')[0]!.toUpperCase();
+    if (!connection.session.user && name !== 'AUTH' && ++count >= COMMANDS_BEFORE_AUTH) {
+      return connection.send(421, '4.7.0 Too many commands without authentication');
+    }
+    onCommand(command, callback);
+  };
 }

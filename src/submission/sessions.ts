@@ -12,7 +12,7 @@ import { insecureAuthAllowed } from './auth.ts';
 import type { SubmissionDesk } from './desk.ts';
 import { PromptGreetingServer } from './prompt-greeting.ts';
 import { refuse } from './replies.ts';
-import type { TrustedNetwork } from './trusted-networks.ts';
+import { trustedKeyFinder, type TrustedNetwork } from './trusted-networks.ts';
 
 const MAX_RECIPIENTS = 100;
 /** Connections one address may hold (`submission.maxConnectionsPerAddress`); applications behind one NAT address share it. */
@@ -191,6 +191,7 @@ export async function listenForSessions(desk: SubmissionDesk, options: Submissio
   };
 
   const servers = [new PromptGreetingServer({ ...base, secure: false }), new PromptGreetingServer({ ...base, secure: true })];
+  const trustedKey = trustedKeyFinder(options.trustedNetworks ?? []);
   for (const server of servers) {
     server.on('error', (err) => log.warn({ phase: 'session', err }, 'submission session error'));
     guardListener(server, {
@@ -198,6 +199,7 @@ export async function listenForSessions(desk: SubmissionDesk, options: Submissio
       handshakeTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
       maxPendingPerAddress: options.maxConnectionsPerIp ?? MAX_CONNECTIONS_PER_IP,
       plainAuthAllowed: (ip) => insecureAuthAllowed(options, ip),
+      ...(base.authOptional ? { capBeforeAuth: (ip: string) => trustedKey(ip) === null } : {}),
       log,
     });
   }

@@ -90,4 +90,22 @@ describe.each(STORES)('SMTP submission from trusted networks (%s)', (kind) => {
     expect(line.fields).toMatchObject({ ip: '127.0.0.2' });
     expect(await countMessages(env)).toBe(1);
   });
+
+  it('keeps the cap on commands before AUTH for a client outside the trusted networks: the tenth gets 421 and the connection closes; one inside is not capped', async () => {
+    const env = await submissionEnv(kind);
+    const keyId = await keyIdOf(env, env.ws.id);
+    const listeners = await listenersOn(env, { trustedNetworks: [{ network: '127.0.0.2', keyId }] });
+
+    const outside = await RawSmtp.connect(listeners.ports.submission, { localAddress: '127.0.0.3' });
+    expect((await outside.command('EHLO stranger.test')).code).toBe(250);
+    for (let i = 2; i < 10; i++) expect((await outside.command('NOOP')).code).toBe(250);
+    expect(await outside.command('NOOP')).toStrictEqual({ code: 421, text: '4.7.0 Too many commands without authentication' });
+    await outside.closed;
+
+    const inside = await RawSmtp.connect(listeners.ports.submission, { localAddress: '127.0.0.2' });
+    expect((await inside.command('EHLO printer.test')).code).toBe(250);
+    for (let i = 2; i < 15; i++) expect((await inside.command('NOOP')).code).toBe(250);
+    expect((await inside.command(`MAIL FROM:<${from}>`)).code).toBe(250);
+    await inside.quit();
+  });
 });
