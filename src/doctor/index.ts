@@ -11,6 +11,7 @@ import { dkimKeysRepo } from '../store/dkim-keys.ts';
 import { domainsRepo } from '../store/domains.ts';
 import { pemOrFile } from '../tls/certificates.ts';
 import { poolProblem } from '../delivery/pool-choice.ts';
+import { apiKeys } from '../store/apiKeys.ts';
 import { workspaces } from '../store/workspaces.ts';
 import { checkAlignment, checkMtaSts, organisationalDomain } from './compliance.ts';
 import { checkCertificate, checkClock, checkDatabase, checkHostname, checkOutbound, checkSourceAddresses, type DoctorDns, type Finding } from './checks.ts';
@@ -142,6 +143,23 @@ async function checkPoolNames(db: Db, pools: Config['delivery']['pools']): Promi
   }));
 }
 
+/** `submission.trustedNetworks` entries whose key is revoked or unknown: their clients must authenticate after all. */
+async function checkTrustedNetworks(db: Db, networks: Config['submission']['trustedNetworks']): Promise<Finding[]> {
+  if (networks.length === 0) return [];
+  const findings: Finding[] = [];
+  for (const [i, { network, keyId }] of networks.entries()) {
+    if (await apiKeys.liveById(db, keyId)) continue;
+    findings.push({
+      check: `trusted network ${network}`,
+      status: 'problem',
+      detail: `submission.trustedNetworks[${i}] names API key ${keyId}, which is revoked or unknown: clients in ${network} get 530 unless they authenticate`,
+      fix: `create a key for them (mailsvc key create --workspace NAME) and put its id in submission.trustedNetworks[${i}].keyId`,
+    });
+  }
+  if (findings.length > 0) return findings;
+  return [{ check: 'trusted networks', status: 'ok', detail: `the key of each of the ${networks.length} trusted network(s) is live` }];
+}
+
 function certificate(config: Config, nowMs: number): Finding {
   let cert: string | null;
   let key: string | null;
@@ -166,16 +184,17 @@ export async function runDoctor(config: Config, options: DoctorOptions): Promise
       () => pendingMigrations(db),
     );
     const tablesReady = database.every((f) => f.status === 'ok');
-    const [host, sources, outbound, domains, compliance, pools, clock] = await Promise.all([
+    const [host, sources, outbound, domains, compliance, pools, trusted, clock] = await Promise.all([
       checkHostname(hostname, dns),
       checkSourceAddresses(config.delivery.sourceAddresses, dns),
       checkOutbound(config.delivery, dns, options.probeDomain, options.timeoutMs),
       tablesReady ? checkDomains(db, dns, hostname) : Promise.resolve([{ check: 'domains', status: 'skipped', detail: 'database not ready' } as Finding]),
       tablesReady ? checkCompliance(db, dns, config) : Promise.resolve([]),
       tablesReady ? checkPoolNames(db, config.delivery.pools) : Promise.resolve([]),
+      tablesReady ? checkTrustedNetworks(db, config.submission.trustedNetworks) : Promise.resolve([]),
       checkClock(options.clockUrl, options.now, options.timeoutMs),
     ]);
-    return [...host, ...sources, outbound, ...domains, ...compliance, ...pools, certificate(config, options.now()), ...database, clock];
+    return [...host, ...sources, outbound, ...domains, ...compliance, ...pools, ...trusted, certificate(config, options.now()), ...database, clock];
   } finally {
     await db.destroy();
   }

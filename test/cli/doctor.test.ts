@@ -301,4 +301,33 @@ describe.each(STORES)('mailsvc doctor on the database (%s)', (kind) => {
       fix: 'add pool bulk to delivery.pools, or name another: mailsvc domain pool shop.test NAME|none',
     });
   });
+
+  it('names a trusted network whose API key is revoked', async () => {
+    const store = await scratchStore(kind);
+    onTestFinished(() => store.drop());
+    const { dns, cfg } = await setup({ ...store.config, delivery: { port: await listener() } });
+    dns.set('1.0.0.127.in-addr.arpa', 'PTR', HOST);
+    oneJson(await runCli([...cfg, 'workspace', 'create', 'acme', '--json']));
+    const key = oneJson(await runCli([...cfg, 'key', 'create', '--workspace', 'acme', '--name', 'printers', '--json'])) as { id: number };
+    const file = cfg[1]!;
+    const config = JSON.parse(readFileSync(file, 'utf8'));
+    config.submission = { trustedNetworks: [{ network: '10.1.2.0/24', keyId: key.id }] };
+    writeFileSync(file, JSON.stringify(config));
+    const doctor = ['doctor', '--probe-domain', 'probe.test', '--no-clock', '--json'];
+    expect(byCheck(JSON.parse((await runCli([...cfg, ...doctor])).stdout))['trusted networks']).toStrictEqual({
+      check: 'trusted networks',
+      status: 'ok',
+      detail: 'the key of each of the 1 trusted network(s) is live',
+    });
+
+    oneJson(await runCli([...cfg, 'key', 'revoke', String(key.id), '--json']));
+    const checks = byCheck(JSON.parse((await runCli([...cfg, ...doctor])).stdout));
+    expect(checks['trusted networks']).toBeUndefined();
+    expect(checks['trusted network 10.1.2.0/24']).toStrictEqual({
+      check: 'trusted network 10.1.2.0/24',
+      status: 'problem',
+      detail: `submission.trustedNetworks[0] names API key ${key.id}, which is revoked or unknown: clients in 10.1.2.0/24 get 530 unless they authenticate`,
+      fix: 'create a key for them (mailsvc key create --workspace NAME) and put its id in submission.trustedNetworks[0].keyId',
+    });
+  });
 });
