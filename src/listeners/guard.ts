@@ -51,6 +51,9 @@ interface Connection {
   session: { disabledCommands?: string[]; user?: unknown };
   send(code: number, data: string | string[], context?: unknown): void;
   _onCommand(command: Buffer, callback: () => void): void;
+  /** Set while a STARTTLS handshake runs (what arrives then is dropped) and during a multi-line AUTH exchange. */
+  _upgrading?: boolean;
+  _nextHandler?: unknown;
   handler_EHLO(command: Buffer, callback: () => void): void;
   handler_AUTH(command: Buffer, callback: () => void): void;
   handler_PROXY?(command: Buffer, callback: () => void): void;
@@ -242,13 +245,17 @@ export function guardListener(target: unknown, options: ListenerGuardOptions): v
   }
 }
 
-/** Counts as smtp-server does when AUTH is required: every command but AUTH while the session has no user. */
+/**
+ * Counts as smtp-server does when AUTH is required: every command but AUTH while the session has
+ * no user, not what arrives during a STARTTLS handshake nor the lines of an AUTH exchange.
+ */
 function capCommandsBeforeAuth(connection: Connection): void {
   const onCommand = connection._onCommand.bind(connection);
   let count = 0;
   connection._onCommand = (command, callback) => {
+    const counted = !connection.session.user && !connection._upgrading && !connection._nextHandler;
     const name = command.toString('latin1', 0, 5).split(' ')[0]!.toUpperCase();
-    if (!connection.session.user && name !== 'AUTH' && ++count >= COMMANDS_BEFORE_AUTH) {
+    if (counted && name !== 'AUTH' && ++count >= COMMANDS_BEFORE_AUTH) {
       return connection.send(421, '4.7.0 Too many commands without authentication');
     }
     onCommand(command, callback);

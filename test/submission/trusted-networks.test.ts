@@ -91,7 +91,7 @@ describe.each(STORES)('SMTP submission from trusted networks (%s)', (kind) => {
     expect(await countMessages(env)).toBe(1);
   });
 
-  it('keeps the cap on commands before AUTH for a client outside the trusted networks: the tenth gets 421 and the connection closes; one inside is not capped', async () => {
+  it('keeps the cap on commands before AUTH for a client outside the trusted networks: the tenth gets 421 and the connection closes, an AUTH exchange counts as one; one inside is not capped', async () => {
     const env = await submissionEnv(kind);
     const keyId = await keyIdOf(env, env.ws.id);
     const listeners = await listenersOn(env, { trustedNetworks: [{ network: '127.0.0.2', keyId }] });
@@ -101,6 +101,17 @@ describe.each(STORES)('SMTP submission from trusted networks (%s)', (kind) => {
     for (let i = 2; i < 10; i++) expect((await outside.command('NOOP')).code).toBe(250);
     expect(await outside.command('NOOP')).toStrictEqual({ code: 421, text: '4.7.0 Too many commands without authentication' });
     await outside.closed;
+
+    // The lines of an AUTH LOGIN exchange are not commands: eight counted, then AUTH goes through.
+    const authenticating = await RawSmtp.connect(listeners.ports.submission, { localAddress: '127.0.0.3' });
+    expect((await authenticating.command('EHLO app.test')).code).toBe(250);
+    for (let i = 2; i <= 8; i++) expect((await authenticating.command('NOOP')).code).toBe(250);
+    expect((await authenticating.command('AUTH LOGIN')).code).toBe(334);
+    expect((await authenticating.command(Buffer.from('app').toString('base64'))).code).toBe(334);
+    expect((await authenticating.command(Buffer.from(env.ws.apiKey).toString('base64'))).code).toBe(235);
+    for (let i = 0; i < 3; i++) expect((await authenticating.command('NOOP')).code).toBe(250);
+    expect((await authenticating.command(`MAIL FROM:<${from}>`)).code).toBe(250);
+    await authenticating.quit();
 
     const inside = await RawSmtp.connect(listeners.ports.submission, { localAddress: '127.0.0.2' });
     expect((await inside.command('EHLO printer.test')).code).toBe(250);
