@@ -1,3 +1,4 @@
+import { ServiceError } from '../core/errors.ts';
 import type { Logger } from '../core/ports.ts';
 import type { Services } from '../services.ts';
 import type { SubmissionDeps } from '../submission/desk.ts';
@@ -29,14 +30,13 @@ export const startSubmissionRole: RoleStarter = async (services) => {
     tls,
   });
   for (const [i, { network, keyId }] of config.submission.trustedNetworks.entries()) {
-    await services.tenancy
-      .principalOfLiveKey(keyId)
-      .catch(() =>
-        log.error(
-          { phase: 'start', role: 'submission', network, key_id: keyId },
-          `submission.trustedNetworks[${i}] names API key ${keyId}, which is revoked or unknown: clients in ${network} must authenticate`,
-        ),
+    await services.tenancy.principalOfLiveKey(keyId).catch((err: unknown) => {
+      const why = err instanceof ServiceError ? 'which is revoked or unknown' : `which could not be looked up (${(err as Error).message})`;
+      log.error(
+        { phase: 'start', role: 'submission', network, key_id: keyId },
+        `submission.trustedNetworks[${i}] names API key ${keyId}, ${why}: clients in ${network} must authenticate`,
       );
+    });
   }
   const { submission, submissions } = listeners.ports;
   log.info(

@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { startServer } from '../../src/main.ts';
 import { FROM_DOMAIN } from '../delivery/env.ts';
 import { recordingLog } from '../helpers/recording-log.ts';
-import { STORES } from '../helpers/stores.ts';
+import { testConfig } from '../helpers/server.ts';
+import { scratchStore, STORES } from '../helpers/stores.ts';
 import { RawSmtp } from '../inbound/smtp-client.ts';
 import { listenersOn, submissionEnv, type SubmissionEnv } from './env.ts';
 
@@ -118,5 +120,26 @@ describe.each(STORES)('SMTP submission from trusted networks (%s)', (kind) => {
     for (let i = 2; i < 15; i++) expect((await inside.command('NOOP')).code).toBe(250);
     expect((await inside.command(`MAIL FROM:<${from}>`)).code).toBe(250);
     await inside.quit();
+  });
+
+  it('says at start which trusted network names a key that does not exist', async () => {
+    const store = await scratchStore(kind);
+    const recorded = recordingLog();
+    const trustedNetworks = [{ network: '10.9.0.0/16', keyId: 999 }];
+    const server = await startServer(testConfig(store, { submission: { host: '127.0.0.1', port: 0, tlsPort: 0, trustedNetworks } }), {
+      roles: ['submission'],
+      overrides: { log: recorded.log },
+    });
+    onTestFinished(async () => {
+      await server.close();
+      await store.drop();
+    });
+    expect(recorded.lines.filter((l) => l.level === 'error')).toStrictEqual([
+      {
+        level: 'error',
+        fields: { phase: 'start', role: 'submission', network: '10.9.0.0/16', key_id: 999 },
+        msg: 'submission.trustedNetworks[0] names API key 999, which is revoked or unknown: clients in 10.9.0.0/16 must authenticate',
+      },
+    ]);
   });
 });
