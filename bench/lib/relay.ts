@@ -276,6 +276,11 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
   }
 }
 
+/** How smtp-source reaches each server (MAILSVC_BENCH_AUTH, MAILSVC_BENCH_POSTFIX_HOP), for the bench's first lines. */
+const feeds = (): string =>
+  `mailsvc ${process.env.MAILSVC_BENCH_AUTH === '1' ? 'through the AUTH pass-through' : 'directly, from a trusted network'}, ` +
+  `Postfix ${process.env.MAILSVC_BENCH_POSTFIX_HOP === '1' ? 'through the pass-through' : 'directly'}`;
+
 /** The load tools' CPU so far: this process (autocannon, the polling), smtp-source once it has exited, the sink, the pass-through. */
 const toolsCpu = (sink: Sink, passThrough?: AuthRelay): number => selfAndReapedCpu() + sink.cpuSeconds() + (passThrough?.cpuSeconds() ?? 0);
 
@@ -338,7 +343,8 @@ async function bench(name: string, opts: RelayOptions): Promise<void> {
   const targets = all.filter((t) => !only || only.includes(t) || (t.startsWith('mailsvc') && only.includes('mailsvc')));
   console.log(
     `${name}: ${fmt(opts.total)} msgs of ${fmt(opts.bytes)} B, ${opts.sessions} ${opts.mode === 'smtp' ? 'sessions' : 'connections'}, ${opts.runs} runs of ${targets.join(', ')}` +
-      (opts.warmup > 0 ? `, each after a warm-up of ${fmt(opts.warmup)} msgs through the same path, not measured` : ''),
+      (opts.warmup > 0 ? `, each after a warm-up of ${fmt(opts.warmup)} msgs through the same path, not measured` : '') +
+      (opts.mode === 'smtp' ? `; smtp-source feeds ${feeds()}` : ''),
   );
   for (let run = 1; run <= opts.runs; run++) {
     for (const target of targets) {
