@@ -18,7 +18,8 @@
  * ratio to Postfix, the median CPU ms/msg, the peak RSS and the thread split of the median run,
  * and for mailsvc how many runs met the bar of docs/PERFORMANCE.md, each against Postfix's run of
  * the same round (`bench/lib/bar.ts`).
- * The first line names the machine (CPU, cores, Node, load average, date). A step without
+ * The first line names the machine (CPU, cores, Node, load average, date), the second the load
+ * and how smtp-source feeds each server. A step without
  * progress for 30 s (a reference not starting, the load not accepted, the sink not counting)
  * ends the bench with what it waited for and the last lines of Postfix's maillog; everything
  * started is stopped then and on SIGINT/SIGTERM.
