@@ -302,7 +302,7 @@ describe.each(STORES)('mailsvc doctor on the database (%s)', (kind) => {
     });
   });
 
-  it('names a trusted network whose API key is revoked', async () => {
+  it('names a trusted network whose API key is revoked; the revoke warns about it', async () => {
     const store = await scratchStore(kind);
     onTestFinished(() => store.drop());
     const { dns, cfg } = await setup({ ...store.config, delivery: { port: await listener() } });
@@ -320,7 +320,9 @@ describe.each(STORES)('mailsvc doctor on the database (%s)', (kind) => {
       detail: 'the key of each of the 1 trusted network(s) is live',
     });
 
-    oneJson(await runCli([...cfg, 'key', 'revoke', String(key.id), '--json']));
+    const revoked = await runCli([...cfg, 'key', 'revoke', String(key.id), '--json']);
+    expect(revoked.stderr).toBe(`WARNING: key ${key.id} is the key of trusted network 10.1.2.0/24 (submission.trustedNetworks): its clients must now authenticate.\n`);
+    expect(oneJson(revoked)).toMatchObject({ id: key.id });
     const checks = byCheck(JSON.parse((await runCli([...cfg, ...doctor])).stdout));
     expect(checks['trusted networks']).toBeUndefined();
     expect(checks['trusted network 10.1.2.0/24']).toStrictEqual({

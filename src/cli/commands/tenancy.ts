@@ -113,6 +113,9 @@ export function registerTenancyCommands(program: Command, ctx: CliContext): void
       const { keyView } = await views();
       const { tenancy } = await ctx.open();
       const row = keyView(await named('key', id, () => tenancy.revokeKey(positiveInt(id))));
+      for (const { network } of (await ctx.config()).submission.trustedNetworks.filter((n) => n.keyId === row.id)) {
+        process.stderr.write(`WARNING: key ${row.id} is the key of trusted network ${network} (submission.trustedNetworks): its clients must now authenticate.\n`);
+      }
       emit(opts.json, row, () => printLines([`Key ${row.id} revoked at ${row.revoked_at}.`]));
     });
 }
