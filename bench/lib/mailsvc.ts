@@ -35,11 +35,14 @@ export interface MailsvcSite {
 }
 
 /**
- * A data directory and config file; `settings` go on top of the defaults. `trustedNetwork`: a
- * network whose clients submit without AUTH as the workspace's key (`submission.trustedNetworks`,
- * written once the key exists).
+ * A data directory and config file; `settings` go on top of the defaults. `domain`: the verified
+ * sending domain (bench.test). `trustedNetwork`: a network whose clients submit without AUTH as the
+ * workspace's key (`submission.trustedNetworks`, written once the key exists).
  */
-export async function mailsvcSite(settings: Record<string, unknown> = {}, domain = 'bench.test', trustedNetwork?: string): Promise<MailsvcSite> {
+export async function mailsvcSite(
+  settings: Record<string, unknown> = {},
+  { domain = 'bench.test', trustedNetwork }: { domain?: string; trustedNetwork?: string | undefined } = {},
+): Promise<MailsvcSite> {
   const dir = mkdtempSync(join(tmpdir(), 'mailsvc-bench-'));
   const configFile = join(dir, 'config.json');
   const write = (more: Record<string, unknown>) =>

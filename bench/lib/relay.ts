@@ -218,8 +218,7 @@ async function throughMailsvc(opts: RelayOptions, target: Target, delivery: 'mx'
         submission: { host: '127.0.0.1', port: 0, tlsPort: 0, maxConnectionsPerAddress: 1000 },
         delivery: delivery === 'mx' ? { port: sink.port, ...sourceAddresses } : { relayHost: `127.0.0.1:${sink.port}`, ...sourceAddresses },
       },
-      undefined,
-      opts.mode === 'smtp' && !viaAuth ? '127.0.0.1/32' : undefined,
+      { trustedNetwork: opts.mode === 'smtp' && !viaAuth ? '127.0.0.1/32' : undefined },
     );
     started(async () => site.cleanUp());
     const ready = opts.mode === 'smtp' ? /SMTP submission listening on [\d.]+:(\d+)/ : /HTTP API listening on [\d.]+:(\d+)/;

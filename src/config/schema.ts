@@ -1,11 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 
+/** An IP address or a CIDR range, by its characters alone; whether it names one is checked after. */
+const ADDRESS_OR_CIDR = '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$';
 const port = (fallback: number) => Type.Integer({ minimum: 0, maximum: 65535, default: fallback });
 const seconds = (fallback: number) => Type.Integer({ minimum: 1, default: fallback });
 const proxyProtocol = (listener: string) =>
   Type.Object(
     {
-      from: Type.Array(Type.String({ pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$' }), {
+      from: Type.Array(Type.String({ pattern: ADDRESS_OR_CIDR }), {
         default: [],
         expected: 'a JSON array of IP addresses or CIDRs',
         examples: [['127.0.0.1', '10.0.0.0/8']],
@@ -65,7 +67,7 @@ export const ConfigSchema = Type.Object(
         host: listenHost('HTTP API'),
         port: port(3000),
         bodyLimit: Type.Integer({ minimum: 1024, default: 10_485_760 }),
-        trustProxy: Type.Array(Type.String({ pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$' }), {
+        trustProxy: Type.Array(Type.String({ pattern: ADDRESS_OR_CIDR }), {
           default: [],
           expected: 'a JSON array of IP addresses or CIDR ranges',
           examples: [['127.0.0.1', '10.0.0.0/8']],
@@ -94,7 +96,7 @@ export const ConfigSchema = Type.Object(
         trustedNetworks: Type.Array(
           Type.Object(
             {
-              network: Type.String({ pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$', expected: 'an IP address or CIDR', examples: ['10.0.0.0/8'] }),
+              network: Type.String({ pattern: ADDRESS_OR_CIDR, expected: 'an IP address or CIDR', examples: ['10.0.0.0/8'] }),
               keyId: Type.Integer({ minimum: 1, description: 'the id of an API key (`mailsvc key list`): its workspace, domain scope and rate limits apply' }),
             },
             { additionalProperties: false },
