@@ -1,13 +1,10 @@
-import { invalid, notFound } from '../core/errors.ts';
-import type { Clock } from '../core/ports.ts';
+import { invalid } from '../core/errors.ts';
 import { randomBase62 } from '../core/random.ts';
 import { iso, isoOrNull } from '../core/time.ts';
 import { EVENT_NAMES } from '../events/record.ts';
-import type { Db } from '../store/db.ts';
+import type { Tx } from '../store/db.ts';
 import { webhooksRepo, type WebhookAttemptRow, type WebhookEndpointRow } from '../store/webhooks.ts';
-import { checkUrlAtRegistration, type HostResolver, type Reach } from './address-policy.ts';
-
-export const newSecret = (): string => `whsec_${randomBase62(32)}`;
+import { EndpointService, newSecret, reactivation } from './endpoint-service.ts';
 
 export const endpointView = (row: WebhookEndpointRow) => ({
   id: row.id,
@@ -56,11 +53,14 @@ function checkEvents(events: string[] | undefined): string | null {
 }
 
 /** The webhook endpoints of each workspace: registration, changes, the delivery log, replay. */
-export class WebhookService {
-  constructor(private readonly deps: { db: Db; clock: Clock; resolve: HostResolver; reach: Reach }) {}
+export class WebhookService extends EndpointService<WebhookEndpointRow> {
+  protected find(id: number): Promise<WebhookEndpointRow | undefined> {
+    return webhooksRepo.endpointById(this.deps.db, id);
+  }
 
-  private checkUrl(url: string): Promise<string> {
-    return checkUrlAtRegistration(url, this.deps.resolve, this.deps.reach);
+  /** Every event of the workspace the endpoint subscribes to, since `since`. */
+  protected queueAgain(tx: Tx, endpoint: WebhookEndpointRow, since: number, now: number): Promise<number> {
+    return webhooksRepo.replay(tx, endpoint, since, now);
   }
 
   async create(workspaceId: number, input: { url: string; events?: string[] }): Promise<WebhookEndpointRow> {
@@ -84,54 +84,13 @@ export class WebhookService {
     return webhooksRepo.endpointsOf(this.deps.db, workspaceId);
   }
 
-  async get(workspaceId: number, id: number): Promise<WebhookEndpointRow> {
-    const row = await webhooksRepo.endpointById(this.deps.db, id);
-    if (!row || row.workspace_id !== workspaceId) throw notFound();
-    return row;
-  }
-
   /** `status: "active"` re-activates a paused or disabled endpoint and resets its failure count. */
   async update(workspaceId: number, id: number, patch: { url?: string; events?: string[]; status?: string }): Promise<WebhookEndpointRow> {
     await this.get(workspaceId, id);
-    if (patch.status !== undefined && patch.status !== 'active') throw invalid('Field `status` can only be set to `active`');
-    const changes: Partial<WebhookEndpointRow> = { updated_at: this.deps.clock.now() };
+    const changes: Partial<WebhookEndpointRow> = { updated_at: this.deps.clock.now(), ...reactivation(patch.status) };
     if (patch.url !== undefined) changes.url = await this.checkUrl(patch.url);
     if (patch.events !== undefined) changes.events = checkEvents(patch.events);
-    if (patch.status === 'active') Object.assign(changes, { status: 'active', failure_count: 0, next_probe_at: null });
     await webhooksRepo.updateEndpoint(this.deps.db, id, changes);
     return this.get(workspaceId, id);
-  }
-
-  /** Any workspace's endpoint, for the operator's CLI. */
-  async byId(id: number): Promise<WebhookEndpointRow> {
-    const row = await webhooksRepo.endpointById(this.deps.db, id);
-    if (!row) throw notFound();
-    return row;
-  }
-
-  async remove(workspaceId: number, id: number): Promise<void> {
-    await this.get(workspaceId, id);
-    await webhooksRepo.deleteEndpoint(this.deps.db, id);
-  }
-
-  /** A new secret at once: retries still pending are signed with it. */
-  async rotateSecret(workspaceId: number, id: number): Promise<WebhookEndpointRow> {
-    await this.get(workspaceId, id);
-    await webhooksRepo.updateEndpoint(this.deps.db, id, { secret: newSecret(), updated_at: this.deps.clock.now() });
-    return this.get(workspaceId, id);
-  }
-
-  async attempts(workspaceId: number, id: number, opts: { beforeId?: number; limit: number }): Promise<WebhookAttemptRow[]> {
-    await this.get(workspaceId, id);
-    return webhooksRepo.attemptsOf(this.deps.db, id, opts);
-  }
-
-  /** Queues again every event of the endpoint since `since` (ISO 8601); returns how many. */
-  async replay(workspaceId: number, id: number, since: string): Promise<number> {
-    const endpoint = await this.get(workspaceId, id);
-    const at = /^\d{4}-\d\d-\d\dT/.test(since) ? Date.parse(since) : Number.NaN;
-    if (Number.isNaN(at)) throw invalid('Field `since` must be an ISO 8601 timestamp');
-    const now = this.deps.clock.now();
-    return this.deps.db.transaction((tx) => webhooksRepo.replay(tx, endpoint, at, now));
   }
 }

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { signature, standardSignature } from '../../src/webhooks/post.ts';
-import { newSecret } from '../../src/webhooks/service.ts';
+import { newSecret } from '../../src/webhooks/endpoint-service.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { hookWorld, until } from './world.ts';
 import { startReceiver, type Received } from './receiver.ts';

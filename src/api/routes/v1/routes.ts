@@ -1,8 +1,8 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireWorkspaceKey } from '../../../tenancy/principal.ts';
 import { routeAttemptView, routeView, type RouteService } from '../../../routes/service.ts';
-import { decodeCursor, toPage } from '../../pagination.ts';
-import { Deleted, IdParams, ListQuery, authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
+import { IdParams, authErrors, bearerSecurity, errors } from '../../schemas/common.ts';
+import { endpointActions } from './endpoint-actions.ts';
 
 const Route = Type.Object(
   {
@@ -45,13 +45,7 @@ export const routeRoutes =
     const one = { 200: ref, ...authErrors, ...errors };
     app.addHook('preValidation', async (request) => requireWorkspaceKey(request.principal, 'manage routes'));
 
-    app.get(
-      '/routes',
-      {
-        schema: { tags, security: bearerSecurity, response: { 200: Type.Object({ data: Type.Array(ref), next_cursor: Type.Null() }), ...authErrors, 403: errors[403] } },
-      },
-      async (request) => ({ data: (await routes.list(request.principal.workspaceId)).map(routeView), next_cursor: null }),
-    );
+    endpointActions(app, { path: '/routes', tags, service: routes, ref: 'Route', view: routeView, attemptRef: 'RouteAttempt', attemptView: routeAttemptView });
 
     app.post(
       '/routes',
@@ -64,10 +58,6 @@ export const routeRoutes =
         },
       },
       async (request, reply) => reply.code(201).send(routeView(await routes.create(request.principal.workspaceId, request.body))),
-    );
-
-    app.get('/routes/:id', { schema: { tags, security: bearerSecurity, params: IdParams, response: one } }, async (request) =>
-      routeView(await routes.get(request.principal.workspaceId, request.params.id)),
     );
 
     app.patch(
@@ -90,60 +80,5 @@ export const routeRoutes =
         },
       },
       async (request) => routeView(await routes.update(request.principal.workspaceId, request.params.id, request.body)),
-    );
-
-    app.delete(
-      '/routes/:id',
-      {
-        schema: {
-          tags,
-          security: bearerSecurity,
-          params: IdParams,
-          response: { 200: Deleted, ...authErrors, ...errors },
-        },
-      },
-      async (request) => {
-        await routes.remove(request.principal.workspaceId, request.params.id);
-        return { id: request.params.id, deleted: true };
-      },
-    );
-
-    app.post('/routes/:id/rotate-secret', { schema: { tags, security: bearerSecurity, params: IdParams, response: one } }, async (request) =>
-      routeView(await routes.rotateSecret(request.principal.workspaceId, request.params.id)),
-    );
-
-    app.get(
-      '/routes/:id/deliveries',
-      {
-        schema: {
-          tags,
-          security: bearerSecurity,
-          params: IdParams,
-          querystring: ListQuery,
-          response: { 200: page(Type.Ref('RouteAttempt')), ...authErrors, ...errors },
-        },
-      },
-      async (request) => {
-        const limit = request.query.limit ?? 20;
-        const rows = await routes.attempts(request.principal.workspaceId, request.params.id, {
-          beforeId: decodeCursor(request.query.cursor) ?? undefined,
-          limit: limit + 1,
-        });
-        return toPage(rows, limit, routeAttemptView);
-      },
-    );
-
-    app.post(
-      '/routes/:id/replay',
-      {
-        schema: {
-          tags,
-          security: bearerSecurity,
-          params: IdParams,
-          body: Type.Object({ since: Type.String({ maxLength: 40 }) }, { additionalProperties: false }),
-          response: { 200: Type.Object({ id: Type.Integer(), queued: Type.Integer() }), ...authErrors, ...errors },
-        },
-      },
-      async (request) => ({ id: request.params.id, queued: await routes.replay(request.principal.workspaceId, request.params.id, request.body.since) }),
     );
   };

@@ -2,8 +2,8 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { requireWorkspaceKey } from '../../../tenancy/principal.ts';
 import { attemptView, endpointView, type WebhookService } from '../../../webhooks/service.ts';
 import type { PostResult } from '../../../webhooks/post.ts';
-import { decodeCursor, toPage } from '../../pagination.ts';
-import { Deleted, IdParams, ListQuery, authErrors, bearerSecurity, errors, page } from '../../schemas/common.ts';
+import { IdParams, authErrors, bearerSecurity, errors } from '../../schemas/common.ts';
+import { endpointActions } from './endpoint-actions.ts';
 
 const Webhook = Type.Object(
   {
@@ -57,13 +57,7 @@ export const webhookRoutes =
     const one = { 200: ref, ...authErrors, ...errors };
     app.addHook('preValidation', async (request) => requireWorkspaceKey(request.principal, 'manage webhooks'));
 
-    app.get(
-      '/webhooks',
-      {
-        schema: { tags, security: bearerSecurity, response: { 200: Type.Object({ data: Type.Array(ref), next_cursor: Type.Null() }), ...authErrors, 403: errors[403] } },
-      },
-      async (request) => ({ data: (await webhooks.list(request.principal.workspaceId)).map(endpointView), next_cursor: null }),
-    );
+    endpointActions(app, { path: '/webhooks', tags, service: webhooks, ref: 'Webhook', view: endpointView, attemptRef: 'WebhookAttempt', attemptView });
 
     app.post(
       '/webhooks',
@@ -76,10 +70,6 @@ export const webhookRoutes =
         },
       },
       async (request, reply) => reply.code(201).send(endpointView(await webhooks.create(request.principal.workspaceId, request.body))),
-    );
-
-    app.get('/webhooks/:id', { schema: { tags, security: bearerSecurity, params: IdParams, response: one } }, async (request) =>
-      endpointView(await webhooks.get(request.principal.workspaceId, request.params.id)),
     );
 
     app.patch(
@@ -103,26 +93,6 @@ export const webhookRoutes =
       async (request) => endpointView(await webhooks.update(request.principal.workspaceId, request.params.id, request.body)),
     );
 
-    app.delete(
-      '/webhooks/:id',
-      {
-        schema: {
-          tags,
-          security: bearerSecurity,
-          params: IdParams,
-          response: { 200: Deleted, ...authErrors, ...errors },
-        },
-      },
-      async (request) => {
-        await webhooks.remove(request.principal.workspaceId, request.params.id);
-        return { id: request.params.id, deleted: true };
-      },
-    );
-
-    app.post('/webhooks/:id/rotate-secret', { schema: { tags, security: bearerSecurity, params: IdParams, response: one } }, async (request) =>
-      endpointView(await webhooks.rotateSecret(request.principal.workspaceId, request.params.id)),
-    );
-
     app.post(
       '/webhooks/:id/test',
       {
@@ -133,40 +103,5 @@ export const webhookRoutes =
         const r = await sendTest(row);
         return { ok: r.ok, response_code: r.status, response_body: r.body, error: r.error, duration_ms: r.durationMs };
       },
-    );
-
-    app.get(
-      '/webhooks/:id/deliveries',
-      {
-        schema: {
-          tags,
-          security: bearerSecurity,
-          params: IdParams,
-          querystring: ListQuery,
-          response: { 200: page(Type.Ref('WebhookAttempt')), ...authErrors, ...errors },
-        },
-      },
-      async (request) => {
-        const limit = request.query.limit ?? 20;
-        const rows = await webhooks.attempts(request.principal.workspaceId, request.params.id, {
-          beforeId: decodeCursor(request.query.cursor) ?? undefined,
-          limit: limit + 1,
-        });
-        return toPage(rows, limit, attemptView);
-      },
-    );
-
-    app.post(
-      '/webhooks/:id/replay',
-      {
-        schema: {
-          tags,
-          security: bearerSecurity,
-          params: IdParams,
-          body: Type.Object({ since: Type.String({ maxLength: 40 }) }, { additionalProperties: false }),
-          response: { 200: Type.Object({ id: Type.Integer(), queued: Type.Integer() }), ...authErrors, ...errors },
-        },
-      },
-      async (request) => ({ id: request.params.id, queued: await webhooks.replay(request.principal.workspaceId, request.params.id, request.body.since) }),
     );
   };
