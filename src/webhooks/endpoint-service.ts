@@ -34,8 +34,8 @@ export function reactivation(status: string | undefined): Partial<Pick<WebhookEn
 
 /**
  * What webhook endpoints and inbound routes (endpoints with a match, SPEC §14) share once one is
- * found: listing and lookup within a workspace, removal, the secret's rotation, the delivery log and replay.
- * Each kind says how its rows are found and which deliveries a replay queues again.
+ * found: listing and lookup within a workspace, removal, the secret's rotation, the delivery log
+ * and replay. Each kind says how its rows are found and which deliveries a replay queues again.
  */
 export abstract class EndpointService<Row extends WebhookEndpointRow> {
   constructor(protected readonly deps: EndpointDeps) {}
