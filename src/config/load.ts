@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { hostname as machineName } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Value } from '@sinclair/typebox/value';
+import { parseCidr } from '../core/cidr.ts';
 import { envNames, schemaAt, unknownEnvProblems, validationProblem } from './explain.ts';
 import { ConfigSchema, type Config } from './schema.ts';
 import { compileReplyRules } from '../shaping/reply-rules.ts';
@@ -173,24 +173,15 @@ function trustedCaProblems(file: string | null): string[] {
   }
 }
 
-const isAddressOrRange = (entry: string): boolean => {
-  const [address, bits] = entry.split('/');
-  const family = isIP(address ?? '');
-  const max = family === 4 ? 32 : 128;
-  return family !== 0 && (bits === undefined || Number(bits) <= max);
-};
-
 /** `http.trustProxy` entries the schema's pattern lets through but that name no address or range. */
 function proxyProblems(entries: string[]): string[] {
-  return entries.flatMap((entry) =>
-    isAddressOrRange(entry) ? [] : [`http.trustProxy: "${entry}" is not an IP address or a CIDR range (e.g. "127.0.0.1", "10.0.0.0/8")`],
-  );
+  return entries.flatMap((entry) => (parseCidr(entry) ? [] : [`http.trustProxy: "${entry}" is not an IP address or a CIDR range (e.g. "127.0.0.1", "10.0.0.0/8")`]));
 }
 
 /** `submission.trustedNetworks` entries the schema's pattern lets through but that name no address or range. */
 function trustedNetworkProblems(entries: { network: string }[]): string[] {
   return entries.flatMap(({ network }, i) =>
-    isAddressOrRange(network) ? [] : [`submission.trustedNetworks[${i}].network: "${network}" is not an IP address or a CIDR range (e.g. "10.0.0.0/8")`],
+    parseCidr(network) ? [] : [`submission.trustedNetworks[${i}].network: "${network}" is not an IP address or a CIDR range (e.g. "10.0.0.0/8")`],
   );
 }
 

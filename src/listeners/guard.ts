@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { BlockList, isIP, type Socket } from 'node:net';
+import { parseCidr } from '../core/cidr.ts';
 import type { Logger } from '../core/ports.ts';
 import { clientKey } from '../ratelimit/connections.ts';
 import { PROXY_HEADER_MAX, readProxyHeader } from './proxy-header.ts';
@@ -83,13 +84,9 @@ export interface GuardableServer {
 export function addressMatcher(entries: readonly string[], setting = 'proxyProtocol.from'): (ip: string | undefined) => boolean {
   const list = new BlockList();
   for (const entry of entries) {
-    const [address, bits, extra] = entry.split('/');
-    const family = isIP(address ?? '');
-    const prefix = bits === undefined ? (family === 4 ? 32 : 128) : Number(bits);
-    if (family === 0 || extra !== undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > (family === 4 ? 32 : 128) || bits === '') {
-      throw new Error(`${setting}: "${entry}" is not an IP address or CIDR`);
-    }
-    list.addSubnet(address!, prefix, family === 4 ? 'ipv4' : 'ipv6');
+    const cidr = parseCidr(entry);
+    if (!cidr) throw new Error(`${setting}: "${entry}" is not an IP address or CIDR`);
+    list.addSubnet(cidr.address, cidr.prefix, cidr.family);
   }
   if (entries.length === 0) return () => false;
   return (ip) => {
