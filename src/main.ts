@@ -1,6 +1,7 @@
 import { hostnameWarning } from './config/load.ts';
 import type { Config } from './config/schema.ts';
 import { gatherFromNowOn } from './log/logger.ts';
+import { startSubjectIndexing } from './messages/subject-indexing.ts';
 import { startRetention } from './retention/prune.ts';
 import { Readiness, ROLE_STARTERS, ROLES, type Role, type RunningRole } from './roles/index.ts';
 import { createServices, type ServiceOverrides, type Services } from './services.ts';
@@ -39,6 +40,7 @@ export async function startServer(config: Config, options: { roles?: Role[]; ove
   }
 
   const retention = startRetention(services);
+  const subjects = startSubjectIndexing(services);
   const running: Partial<Record<Role, RunningRole>> = {};
   const started: Role[] = [];
   // The API listens first, so /healthz answers 503 naming the roles still starting rather than
@@ -58,6 +60,7 @@ export async function startServer(config: Config, options: { roles?: Role[]; ove
     }
   } catch (err) {
     retention.stop();
+    await subjects.stop();
     await stopRoles();
     await services.close();
     throw err;
@@ -79,6 +82,7 @@ export async function startServer(config: Config, options: { roles?: Role[]; ove
     close: () =>
       (closing ??= (async () => {
         retention.stop();
+        await subjects.stop();
         await stopRoles();
         await services.close();
       })()),

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { insertRows, inTransaction, isPg, runAtomically, runTogether, type Conn, type Statement, type Tx } from './db.ts';
 import { deriveMessageStatuses } from './messageStatus.ts';
+import { subjectIndex } from './subject-index.ts';
 import { suppressionsRepo, type Stream } from './suppressions.ts';
 import { messageStatusOf, type MessageStatus, type RecipientStatus } from '../messages/status.ts';
 
@@ -266,7 +267,9 @@ export const messagesRepo = {
         .where({ 'l0.workspace_id': f.workspaceId, 'l0.kind': first.kind, 'l0.name': first.name, 'l0.value': first.value });
       key = 'l0.message_id';
     } else if (bySubjectIndex) {
-      // A phrase of the trigram tokenizer matches its text anywhere, as a substring, without case.
+      // Messages stored since the last batch are indexed first (`subjectIndex`). A phrase of the
+      // trigram tokenizer matches its text anywhere, as a substring, without case.
+      await subjectIndex.catchUp(db);
       q = db('message_subjects')
         .join('messages', 'messages.id', 'message_subjects.rowid')
         .whereRaw('message_subjects match ?', [`"${f.subject!.replaceAll('"', '""')}"`]);

@@ -24,6 +24,7 @@ import * as dkimKeys from './migrations/021_dkim_keys.ts';
 import * as recipientTls from './migrations/022_recipient_tls.ts';
 import * as reputation from './migrations/023_reputation.ts';
 import * as messageRaw from './migrations/024_message_raw.ts';
+import * as subjectIndexBatches from './migrations/025_subject_index_batches.ts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } };
 
@@ -53,6 +54,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '022_recipient_tls': recipientTls,
   '023_reputation': reputation,
   '024_message_raw': messageRaw,
+  '025_subject_index_batches': subjectIndexBatches,
 };
 
 /** The migrations in order, for knex's migrator (`migrate.up`, `.down` in tests). */
